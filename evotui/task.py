@@ -1,0 +1,227 @@
+"""Loading tasks: KernelBench-format Python files plus optional evotui metadata.
+
+A task file defines ``class Model(nn.Module)``, ``get_inputs()`` and ``get_init_inputs()``
+(KernelBench files load unchanged). It may also define a module-level dict ``EVOTUI``::
+
+    EVOTUI = {
+        "name": "softmax",                 # default: the folder or file name
+        "kind": "softmax",                 # kernel family, used by advice retrieval
+        "tags": ["reduction", "row-wise"],
+        "atol": 1e-4, "rtol": 1e-4,        # default: by output dtype
+        "check_shapes": [{"batch_size": 1000, "dim": 3001}],  # extra correctness shapes
+        "cpu_shapes": [{"batch_size": 16, "dim": 257}],       # shapes for the CPU interpreter
+        "roofline": lambda inputs, outputs: {"bytes": ..., "flops": ...},
+        "allow_torch": ["aten::mm"],       # torch ops a candidate may call in forward
+    }
+
+A *shape* is a dict of overrides for the module's global constants (``batch_size``, ``dim``,
+...), applied before ``get_inputs()``/``get_init_inputs()`` are called; the empty dict is
+the benchmark shape. A task folder holds the task file (``task.py``, or the only ``*.py``
+that is not a candidate) and optionally a seed candidate (``seed.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import sys
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SEED_NAMES = ("seed.py", "seed_triton.py")
+_CANDIDATE_HINTS = ("seed", "candidate", "best", "new")
+
+
+class TaskError(Exception):
+    """A user-facing problem with a task file: printed as one line, exit code 2."""
+
+
+@dataclass(frozen=True)
+class TaskMeta:
+    name: str
+    kind: str
+    tags: tuple[str, ...] = ()
+    atol: float | None = None
+    rtol: float | None = None
+    check_shapes: tuple[dict[str, Any], ...] = ()
+    cpu_shapes: tuple[dict[str, Any], ...] = ()
+    allow_torch: tuple[str, ...] = ()
+    has_roofline: bool = False
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """Where a task lives; cheap to pass between processes."""
+
+    path: Path
+    seed_path: Path | None = None
+    meta: TaskMeta = field(default_factory=lambda: TaskMeta(name="task", kind="generic"))
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    def source(self) -> str:
+        return self.path.read_text()
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
+
+    def shapes(self, device_type: str) -> list[dict[str, Any]]:
+        """Shapes to check on this device; the first is the one that is timed."""
+        if device_type == "cpu" and self.meta.cpu_shapes:
+            return [dict(s) for s in self.meta.cpu_shapes]
+        return [{}] + [dict(s) for s in self.meta.check_shapes]
+
+
+def resolve_task(path: str | Path) -> TaskRef:
+    """Find the task file (a file, or a folder holding one), load it once and read its metadata."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise TaskError(f"task not found: {p}")
+    seed: Path | None = None
+    if p.is_dir():
+        task_file = _find_task_file(p)
+        for name in SEED_NAMES:
+            if (p / name).is_file():
+                seed = p / name
+                break
+    else:
+        task_file = p
+        for name in SEED_NAMES:
+            if (p.parent / name).is_file() and (p.parent / name) != p:
+                seed = p.parent / name
+                break
+    module = load_module(task_file, "evotui_task")
+    meta = read_meta(module, default_name=p.name if p.is_dir() else p.stem)
+    return TaskRef(path=task_file.resolve(), seed_path=seed.resolve() if seed else None, meta=meta)
+
+
+def _find_task_file(folder: Path) -> Path:
+    if (folder / "task.py").is_file():
+        return folder / "task.py"
+    pys = [f for f in sorted(folder.glob("*.py")) if not any(h in f.stem for h in _CANDIDATE_HINTS)]
+    if len(pys) == 1:
+        return pys[0]
+    if not pys:
+        raise TaskError(f"no task file in {folder} (expected task.py)")
+    raise TaskError(f"several task files in {folder}: {', '.join(f.name for f in pys)}; name one")
+
+
+def load_module(path: Path, module_name: str) -> types.ModuleType:
+    """Import a Python file as a fresh module; any failure becomes a one-line TaskError."""
+    try:
+        source = path.read_text()
+    except OSError as e:
+        raise TaskError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        code = compile(source, str(path), "exec")
+    except SyntaxError as e:
+        raise TaskError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    module = types.ModuleType(module_name)
+    module.__file__ = str(path)
+    try:
+        exec(code, module.__dict__)
+    except Exception as e:  # a task's own import-time error is a user mistake
+        raise TaskError(f"{path}: error while loading: {type(e).__name__}: {e}") from None
+    for needed in ("Model", "get_inputs", "get_init_inputs"):
+        if needed not in module.__dict__:
+            raise TaskError(f"{path}: missing `{needed}` (KernelBench format needs Model, "
+                            "get_inputs and get_init_inputs)")
+    return module
+
+
+def load_spec_module(path: str | Path) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location("evotui_task_mod", path)
+    if spec is None or spec.loader is None:
+        raise TaskError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_meta(module: types.ModuleType, default_name: str) -> TaskMeta:
+    raw = getattr(module, "EVOTUI", {}) or {}
+    if not isinstance(raw, dict):
+        raise TaskError("EVOTUI metadata must be a dict")
+
+    def shapes(key: str) -> tuple[dict[str, Any], ...]:
+        value = raw.get(key, ())
+        if not isinstance(value, list | tuple) or not all(isinstance(s, dict) for s in value):
+            raise TaskError(f"EVOTUI[{key!r}] must be a list of dicts of module constants")
+        for s in value:
+            unknown = [k for k in s if k not in module.__dict__]
+            if unknown:
+                raise TaskError(f"EVOTUI[{key!r}] names unknown module constants: {unknown}")
+        return tuple(value)
+
+    name = str(raw.get("name", default_name))
+    return TaskMeta(
+        name=name,
+        kind=str(raw.get("kind", name)),
+        tags=tuple(str(t) for t in raw.get("tags", ())),
+        atol=_opt_float(raw.get("atol")),
+        rtol=_opt_float(raw.get("rtol")),
+        check_shapes=shapes("check_shapes"),
+        cpu_shapes=shapes("cpu_shapes"),
+        allow_torch=tuple(str(a) for a in raw.get("allow_torch", ())),
+        has_roofline=callable(raw.get("roofline")),
+    )
+
+
+def _opt_float(v: Any) -> float | None:
+    if v is None:
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise TaskError(f"tolerance must be a number, got {v!r}") from None
+
+
+@contextlib.contextmanager
+def shape_overrides(module: types.ModuleType, shape: dict[str, Any]) -> Iterator[None]:
+    """Temporarily set a task module's constants (``batch_size``...) for one shape."""
+    saved = {k: module.__dict__[k] for k in shape}
+    module.__dict__.update(shape)
+    try:
+        yield
+    finally:
+        module.__dict__.update(saved)
+
+
+def make_inputs(module: types.ModuleType, shape: dict[str, Any], seed: int) -> list[Any]:
+    import torch
+
+    with shape_overrides(module, shape):
+        torch.manual_seed(seed)
+        return list(module.get_inputs())
+
+
+def make_init_inputs(module: types.ModuleType, shape: dict[str, Any]) -> list[Any]:
+    with shape_overrides(module, shape):
+        return list(module.get_init_inputs())
+
+
+def roofline_of(module: types.ModuleType, inputs: list[Any], outputs: list[Any]) -> dict[str, float]:
+    """Minimum bytes moved and FLOPs for one call; defaults to bytes of inputs + outputs."""
+    import torch
+
+    raw = getattr(module, "EVOTUI", {}) or {}
+    fn = raw.get("roofline")
+    if callable(fn):
+        got = fn(inputs, outputs[0] if len(outputs) == 1 else outputs)
+        return {"bytes": float(got.get("bytes", 0.0)), "flops": float(got.get("flops", 0.0))}
+    total = sum(t.numel() * t.element_size() for t in list(inputs) + list(outputs)
+                if isinstance(t, torch.Tensor))
+    return {"bytes": float(total), "flops": 0.0}
+
+
+def ensure_importable_backends() -> None:
+    """Make the repo root importable when evotui runs from a checkout without install."""
+    root = str(Path(__file__).resolve().parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
