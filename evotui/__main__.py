@@ -1,0 +1,3 @@
+from evotui.cli import main
+
+main()

@@ -1,0 +1,114 @@
+"""The command line: ``evotui bench``, ``evotui run``, ``evotui advice``, ``evotui doctor``.
+
+Contracts (DESIGN §3): exit 0 when accepted, 1 when rejected, 2 on a usage or task error;
+with ``--json`` the last line of stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from evotui.task import TaskError, resolve_task
+
+DEVICE_CHOICE = click.Choice(["auto", "cuda", "cpu"])
+
+
+def _fail(message: str) -> None:
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="evotui")
+def main() -> None:
+    """evotui: evolve GPU kernels with a local model, watch it live, keep what worked.
+
+    \b
+    evotui bench TASK CANDIDATE   check and time one candidate (exit 0 accepted, 1 rejected)
+    Tasks are KernelBench-format files or folders such as sample_kernels/softmax.
+    """
+
+
+@main.command()
+@click.argument("task", type=click.Path(path_type=Path))
+@click.argument("candidate", type=click.Path(path_type=Path))
+@click.option("--device", type=DEVICE_CHOICE, default="auto", show_default=True,
+              help="cuda: time on the GPU; cpu: check correctness with Triton's interpreter "
+                   "(no kernel timings); auto: cuda when a GPU is visible.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=180.0, show_default=True,
+              help="Seconds the candidate may run (loading, checks and timing) before it is "
+                   "killed and rejected as `timeout`.")
+@click.option("--trials", type=click.IntRange(min=1, max=100), default=5, show_default=True,
+              help="Correctness trials on fresh random inputs.")
+def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: float, trials: int) -> None:
+    """Check CANDIDATE against TASK and time it.
+
+    The candidate runs in a worker process; its outputs are compared with the task's
+    reference in a separate process where candidate code never runs. Speedups are against
+    eager PyTorch and torch.compile, both timed live on the same GPU.
+    """
+    from evotui.eval import EvalRequest, EvaluatorPool
+
+    try:
+        task_ref = resolve_task(task)
+    except TaskError as e:
+        _fail(str(e))
+    try:
+        source = candidate.read_text()
+    except OSError as e:
+        _fail(f"cannot read candidate {candidate}: {e.strerror}")
+    err = Console(stderr=True)
+    try:
+        pool = EvaluatorPool(device)
+    except RuntimeError as e:
+        _fail(str(e))
+    with pool:
+        where = "CPU (Triton interpreter)" if pool.is_cpu else pool.devices[0]
+        with err.status(f"evaluating {candidate.name} on {where}…"):
+            result = pool.evaluate(EvalRequest(task=task_ref, source=source, name=candidate.name,
+                                               trials=trials, timeout_s=timeout))
+    if as_json:
+        print(json.dumps({"task": task_ref.name, "candidate": str(candidate), **result.as_dict()}))
+    else:
+        _print_result(task_ref.name, candidate, result)
+    sys.exit(0 if result.accepted else 1)
+
+
+def _print_result(task_name: str, candidate: Path, result) -> None:
+    console = Console()
+    verdict = "[bold green]accepted[/]" if result.accepted else f"[bold red]rejected[/] ({result.reason})"
+    table = Table(title=f"{task_name} — {candidate.name}", show_header=False, title_justify="left")
+    table.add_column(style="dim")
+    table.add_column()
+    table.add_row("verdict", verdict)
+    table.add_row("why", result.message)
+    table.add_row("device", result.device + ("  (Triton interpreter)" if result.interpreter else ""))
+    if result.time_ms is not None:
+        if result.interpreter:
+            table.add_row("wall time", f"{result.time_ms:.1f} ms  [yellow]interpreter: not kernel speed[/]")
+        else:
+            table.add_row("time", f"{result.time_ms * 1000:.2f} µs  (median, spread "
+                          f"{result.spread_pct:.2f} %, {result.timing_method})")
+            if result.eager_ms:
+                table.add_row("eager", f"{result.eager_ms * 1000:.2f} µs → speedup "
+                              f"{result.speedup_eager:.2f}×")
+            if result.compile_ms:
+                table.add_row("torch.compile", f"{result.compile_ms * 1000:.2f} µs → speedup "
+                              f"{result.speedup_compile:.2f}×")
+            if result.roofline_pct is not None:
+                table.add_row("roofline", f"{result.roofline_pct:.1f} % of measured peak")
+    if result.launches:
+        table.add_row("kernels", ", ".join(f"{k} ×{v}" for k, v in result.launches.items()))
+    table.add_row("took", f"{result.wall_s:.1f} s")
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""The model-free mutator: move one or two tunables to a neighbouring choice."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from evotui.engine.tunables import Tunable, TunableSource, config_key, neighbours
+
+
+@dataclass(frozen=True)
+class ParamMutation:
+    source: str  # the child's full source
+    changes: dict[str, tuple[int, int]]  # name -> (old, new), in source order
+    description: str  # "BLOCK_SIZE 1024→4096, NUM_WARPS 4→8"
+
+
+def describe(changes: dict[str, tuple[int, int]]) -> str:
+    return ", ".join(f"{name} {old}→{new}" for name, (old, new) in changes.items())
+
+
+def _position(t: Tunable, value: int) -> float:
+    """Index of ``value`` in the choices (between two indices when it is not a choice)."""
+    i = bisect_left(t.choices, value)
+    return float(i) if i < len(t.choices) and t.choices[i] == value else i - 0.5
+
+
+class ParamMutator:
+    """Changes 1..max_changes tunables: mostly one step in the choice list, sometimes a jump.
+
+    ``tried`` holds ``config_key``s of programs already evaluated (or queued); the parent's own
+    key is always avoided. The result depends only on the source, ``tried`` and the rng state.
+    """
+
+    name = "param"
+
+    def __init__(
+        self,
+        max_changes: int = 2,
+        jump_prob: float = 0.2,
+        max_attempts: int = 48,
+        exhaustive_limit: int = 512,
+    ) -> None:
+        if max_changes < 1:
+            raise ValueError("max_changes must be at least 1")
+        self.max_changes = max_changes
+        self.jump_prob = jump_prob
+        self.max_attempts = max_attempts
+        self.exhaustive_limit = exhaustive_limit
+
+    def mutate(
+        self, source: str, rng: random.Random, tried: set[str] | None = None
+    ) -> ParamMutation | None:
+        """A child differing in 1..max_changes tunables, or None when no untried one is found."""
+        try:
+            parsed = TunableSource(source)
+        except SyntaxError:
+            return None
+        movable = [t for t in parsed.tunables if len(t.choices) > 1 or t.value not in t.choices]
+        if not movable:
+            return None
+        avoid = set(tried or ()) | {config_key(source)}
+
+        for _ in range(self.max_attempts):
+            k = rng.randint(1, min(self.max_changes, len(movable)))
+            picked = sorted(rng.sample(range(len(movable)), k))
+            values = {movable[i].name: self._move(movable[i], rng) for i in picked}
+            child = parsed.with_values(values)
+            key = config_key(child)
+            if key not in avoid:
+                return self._result(parsed, child, values)
+            avoid.add(key)
+
+        # Random proposals keep hitting tried configs: enumerate the rest when there are few.
+        options = list(itertools.islice(self._all_moves(movable), self.exhaustive_limit + 1))
+        if len(options) > self.exhaustive_limit:
+            return None  # large and mostly tried: call it exhausted
+        by_name = {t.name: t for t in movable}
+        ranked = sorted(
+            options,
+            key=lambda vals: (
+                sum(abs(_position(by_name[n], v) - _position(by_name[n], by_name[n].value))
+                    for n, v in vals.items()),
+                rng.random(),
+            ),
+        )
+        for values in ranked:
+            child = parsed.with_values(values)
+            if config_key(child) not in avoid:
+                return self._result(parsed, child, values)
+        return None
+
+    def _move(self, t: Tunable, rng: random.Random) -> int:
+        near = neighbours(t)
+        if near and rng.random() >= self.jump_prob:
+            return rng.choice(near)
+        return rng.choice([c for c in t.choices if c != t.value])
+
+    def _all_moves(self, movable: list[Tunable]) -> Iterator[dict[str, int]]:
+        for k in range(1, min(self.max_changes, len(movable)) + 1):
+            for group in itertools.combinations(movable, k):
+                others = [[c for c in t.choices if c != t.value] for t in group]
+                for combo in itertools.product(*others):
+                    yield {t.name: v for t, v in zip(group, combo, strict=True)}
+
+    @staticmethod
+    def _result(parsed: TunableSource, child: str, values: dict[str, int]) -> ParamMutation:
+        changes = {
+            t.name: (t.value, values[t.name]) for t in parsed.tunables if t.name in values
+        }
+        return ParamMutation(source=child, changes=changes, description=describe(changes))

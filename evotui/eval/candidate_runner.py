@@ -1,0 +1,272 @@
+"""The candidate side of an evaluation: runs inside a worker process that candidate code may
+have corrupted. It only *produces* bytes (outputs, inputs after the call, timings, launch
+counts); it decides nothing. The judge process compares.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+from evotui.eval import reasons
+from evotui.eval.op_policy import OpPolicy
+from evotui.eval.protocol import dump_tensor
+from evotui.task import load_module, make_init_inputs, make_inputs
+
+CANDIDATE_MODULE = "evotui_candidate"
+
+
+class CandidateFailure(Exception):
+    def __init__(self, reason: str, message: str, restart: bool = False) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.restart = restart
+
+
+def short_traceback(exc: BaseException, filename: str) -> str:
+    """The exception and the candidate's own frames: what the model needs to fix it."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
+    text = f"{type(exc).__name__}: {exc}{where}"
+    return text[:2000]
+
+
+class CandidateRunner:
+    """State kept across requests in one worker: the launch hooks and the device timer."""
+
+    def __init__(self, device: str) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        from backends import get_backend
+
+        self.backend = get_backend("triton")
+        self.recorder = self.backend.launch_recorder()
+        self.recorder.install()
+        self.timer = None
+        if self.device.type == "cuda":
+            from evotui.eval.timing import CudaTimer
+
+            torch.cuda.set_device(self.device)
+            self.timer = CudaTimer(self.device)
+        self.baseline_threads = threading.active_count()
+        self.tasks: dict[str, types.ModuleType] = {}
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _task(self, path: str) -> types.ModuleType:
+        key = f"{path}:{os.stat(path).st_mtime_ns}"
+        if key not in self.tasks:
+            self.tasks[key] = load_module(Path(path), "evotui_task")
+        return self.tasks[key]
+
+    def _to_device(self, values: list[Any]) -> list[Any]:
+        torch = self.torch
+        return [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values]
+
+    def _poison(self, nbytes: int) -> None:
+        """Fill free allocator memory with 0xFF (NaN in every float dtype) before a call, so
+        that output elements a candidate never writes read as NaN instead of stale data."""
+        if self.device.type != "cuda":
+            return
+        torch = self.torch
+        big = torch.empty(max(nbytes, 32 * 2**20), dtype=torch.uint8, device=self.device)
+        big.fill_(0xFF)
+        small = [torch.empty(2**20, dtype=torch.uint8, device=self.device).fill_(0xFF)
+                 for _ in range(8)]
+        del big, small
+
+    def _call(self, model: Any, inputs: list[Any], policy: OpPolicy | None) -> tuple[list[Any], int]:
+        torch = self.torch
+        self.recorder.reset()
+        if policy is not None:
+            self.recorder.on_enter, self.recorder.on_exit = policy.enter_kernel, policy.exit_kernel
+            with policy:
+                out = model(*inputs)
+        else:
+            out = model(*inputs)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        outs = list(out) if isinstance(out, tuple | list) else [out]
+        return outs, self.recorder.total
+
+    def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
+        return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
+
+    # -- the request -----------------------------------------------------------------------
+    def evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._evaluate(req)
+        except CandidateFailure as f:
+            return {"ok": False, "reason": f.reason, "message": f.message,
+                    "restart": f.restart or not self._cuda_healthy()}
+
+    def _cuda_healthy(self) -> bool:
+        if self.device.type != "cuda":
+            return True
+        try:
+            self.torch.cuda.synchronize(self.device)
+            self.torch.empty(1, device=self.device).fill_(1.0).item()
+            return True
+        except Exception:
+            return False
+
+    def _evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
+        torch = self.torch
+        scratch = Path(req["scratch"])
+        cand_path = req["candidate"]
+        task = self._task(req["task"])
+        shapes: list[dict[str, Any]] = req["shapes"]
+        allow = tuple(req.get("allow_torch", ()))
+
+        module = types.ModuleType(CANDIDATE_MODULE)
+        module.__file__ = cand_path
+        try:
+            code = compile(Path(cand_path).read_text(), cand_path, "exec")
+            exec(code, module.__dict__)
+        except BaseException as e:  # noqa: BLE001 - anything a candidate raises is its failure
+            raise CandidateFailure(reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
+        model_cls = module.__dict__.get("ModelNew")
+        if not isinstance(model_cls, type):
+            raise CandidateFailure(reasons.BAD_INTERFACE, "ModelNew is not a class")
+
+        models: dict[int, Any] = {}
+
+        def model_for(shape_index: int) -> Any:
+            if shape_index not in models:
+                init = make_init_inputs(task, shapes[shape_index])
+                torch.manual_seed(req["init_seed"])
+                try:
+                    models[shape_index] = model_cls(*init).to(self.device)
+                except BaseException as e:  # noqa: BLE001
+                    raise CandidateFailure(reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
+            return models[shape_index]
+
+        def run(shape_index: int, seed: int, policy: OpPolicy | None) -> tuple[list[Any], list[Any], int]:
+            model = model_for(shape_index)
+            inputs = self._to_device(make_inputs(task, shapes[shape_index], seed))
+            in_bytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
+            self._poison(2 * in_bytes)
+            try:
+                outs, launches = self._call(model, inputs, policy)
+            except BaseException as e:  # noqa: BLE001
+                healthy = self._cuda_healthy()
+                reason = reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR
+                raise CandidateFailure(reason, short_traceback(e, cand_path), restart=not healthy) from None
+            return inputs, outs, launches
+
+        report: dict[str, Any] = {"ok": True, "trials": [], "policy": {}, "launches": {}}
+        launches_per_shape: dict[int, int] = {}
+        for i, trial in enumerate(req["trials"]):
+            policy = OpPolicy(allow)
+            inputs, outs, launches = run(trial["shape"], trial["seed"], policy)
+            for op, n in policy.violations.items():
+                report["policy"][op] = report["policy"].get(op, 0) + n
+            launches_per_shape.setdefault(trial["shape"], launches)
+            report["trials"].append({
+                "seed": trial["seed"], "shape": trial["shape"], "launches": launches,
+                "outputs": self._dump(outs, scratch, f"t{i}_out"),
+                "inputs_after": self._dump(inputs, scratch, f"t{i}_in"),
+            })
+            for name, count in self.recorder.launches.items():
+                report["launches"][name] = report["launches"].get(name, 0) + count
+            del inputs, outs
+
+        if req.get("time") and not report["policy"]:
+            report["timing"] = self._time(req, run, model_for, task, shapes, scratch, allow,
+                                          launches_per_shape.get(0, 0))
+
+        # ghost replay: the same call with every kernel launch skipped
+        self.recorder.ghost = True
+        try:
+            _, ghost_outs, _ = run(0, req["ghost_seed"], None)
+            report["ghost"] = {"seed": req["ghost_seed"], "outputs": self._dump(ghost_outs, scratch, "ghost")}
+        except CandidateFailure as f:
+            report["ghost"] = {"seed": req["ghost_seed"], "error": f.message}
+        finally:
+            self.recorder.ghost = False
+
+        report["threads_started"] = threading.active_count() - self.baseline_threads
+        report["children"] = _child_processes()
+        report["timer_intact"] = self.timer.intact() if self.timer else True
+        if not self._cuda_healthy():
+            raise CandidateFailure(reasons.CUDA_ERROR, "the CUDA context is broken after the run",
+                                   restart=True)
+        return report
+
+    def _time(self, req, run, model_for, task, shapes, scratch, allow, launches_per_call) -> dict[str, Any]:
+        torch = self.torch
+        seed = req["timing_seed"]
+        model = model_for(0)
+        inputs = self._to_device(make_inputs(task, shapes[0], seed))
+        state = {"out": None, "calls": 0, "watched": {}}
+        self.recorder.reset()
+
+        def call() -> None:
+            state["calls"] += 1
+            state["out"] = model(*inputs)
+
+        def watched(fn) -> None:
+            policy = OpPolicy(allow)
+            self.recorder.on_enter, self.recorder.on_exit = policy.enter_kernel, policy.exit_kernel
+            with policy:
+                fn()
+            for op, n in policy.violations.items():
+                state["watched"][op] = state["watched"].get(op, 0) + n
+
+        try:
+            if self.timer is not None:
+                timing = self.timer.time(call, watch=watched, rng=random.Random(seed))
+            else:
+                from evotui.eval.timing import time_interpreter
+
+                timing = time_interpreter(call)
+        except BaseException as e:  # noqa: BLE001
+            healthy = self._cuda_healthy()
+            raise CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
+                                   "while timing: " + short_traceback(e, req["candidate"]),
+                                   restart=not healthy) from None
+        timing_launches = self.recorder.total
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        last = state["out"]
+        outs = list(last) if isinstance(last, tuple | list) else [last]
+        timed_outputs = self._dump(outs, scratch, "timed_out")
+        inputs_after = self._dump(inputs, scratch, "timed_in")
+        del inputs, outs, last
+        state["out"] = None
+        # one more call on fresh inputs, watched: what comes after timing must still be right
+        verify_policy = OpPolicy(allow)
+        _, vouts, _ = run(0, req["verify_seed"], verify_policy)
+        return {
+            **timing.as_dict(),
+            "seed": seed,
+            "calls": state["calls"],
+            "launches": timing_launches,
+            "launches_per_call": launches_per_call,
+            "watched_policy": {**state["watched"], **verify_policy.violations},
+            "outputs": timed_outputs,
+            "inputs_after": inputs_after,
+            "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
+        }
+
+
+def _child_processes() -> list[int]:
+    pid = os.getpid()
+    children: list[int] = []
+    task_dir = Path(f"/proc/{pid}/task")
+    if not task_dir.is_dir():
+        return children
+    for tid in task_dir.iterdir():
+        try:
+            text = (tid / "children").read_text().split()
+        except OSError:
+            continue
+        children.extend(int(c) for c in text)
+    return children

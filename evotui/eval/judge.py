@@ -1,0 +1,287 @@
+"""The judge: a worker process where candidate code never runs (invariant 2).
+
+It regenerates every input from its seed, computes the reference with the task's own
+``Model``, reads the bytes the candidate worker produced, and decides the verdict. It also
+times the baselines (eager and ``torch.compile``) itself, so a candidate cannot slow them,
+and measures the device's copy bandwidth and matmul rate for the roofline.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from pathlib import Path
+from typing import Any
+
+from evotui.eval import reasons
+from evotui.eval.protocol import TensorMeta, load_tensor
+from evotui.task import load_module, make_init_inputs, make_inputs, roofline_of
+
+
+class Reject(Exception):
+    def __init__(self, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.reason, self.message, self.details = reason, message, details or {}
+
+
+class Judge:
+    def __init__(self, device: str) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        self.timer = None
+        if self.device.type == "cuda":
+            from evotui.eval.timing import CudaTimer
+
+            torch.cuda.set_device(self.device)
+            self.timer = CudaTimer(self.device)
+        self.tasks: dict[str, types.ModuleType] = {}
+        self.models: dict[tuple[str, str, int], Any] = {}
+        self.baseline_cache: dict[str, dict[str, Any]] = {}
+        self.facts: dict[str, Any] | None = None
+
+    # -- task and reference ----------------------------------------------------------------
+    def _task(self, path: str) -> tuple[str, types.ModuleType]:
+        key = f"{path}:{os.stat(path).st_mtime_ns}"
+        if key not in self.tasks:
+            self.tasks[key] = load_module(Path(path), "evotui_task")
+        return key, self.tasks[key]
+
+    def _reference(self, req: dict[str, Any], shape_index: int, seed: int) -> tuple[list[Any], list[Any]]:
+        torch = self.torch
+        key, task = self._task(req["task"])
+        shape = req["shapes"][shape_index]
+        mkey = (key, repr(shape), req["init_seed"])
+        if mkey not in self.models:
+            init = make_init_inputs(task, shape)
+            torch.manual_seed(req["init_seed"])
+            self.models[mkey] = task.Model(*init).to(self.device).eval()
+        inputs = [v.to(self.device) if isinstance(v, torch.Tensor) else v
+                  for v in make_inputs(task, shape, seed)]
+        with torch.no_grad():
+            out = self.models[mkey](*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
+        outs = list(out) if isinstance(out, tuple | list) else [out]
+        return inputs, outs
+
+    # -- comparisons -----------------------------------------------------------------------
+    def _tolerance(self, req: dict[str, Any], dtype: str) -> tuple[float, float]:
+        from backends import get_backend
+
+        atol, rtol = get_backend("triton").tolerances(dtype)
+        if req.get("atol") is not None:
+            atol = float(req["atol"])
+        if req.get("rtol") is not None:
+            rtol = float(req["rtol"])
+        return atol, rtol
+
+    def _compare(self, req: dict[str, Any], metas: list[dict[str, Any]], refs: list[Any],
+                 what: str, mismatch_reason: str = reasons.MISMATCH) -> dict[str, float]:
+        torch = self.torch
+        if len(metas) != len(refs):
+            raise Reject(reasons.SHAPE_MISMATCH, f"{what}: {len(metas)} outputs, expected {len(refs)}")
+        worst: dict[str, float] = {"max_abs_err": 0.0, "max_rel_err": 0.0}
+        for i, (raw, ref) in enumerate(zip(metas, refs, strict=True)):
+            meta = TensorMeta.from_dict(raw)
+            label = f"{what} output {i}" if len(refs) > 1 else f"{what} output"
+            if not isinstance(ref, torch.Tensor):
+                continue
+            if meta.type_name != "torch.Tensor":
+                raise Reject(reasons.NOT_A_TENSOR, f"{label} is a {meta.type_name}, not a plain torch.Tensor")
+            if meta.device != ref.device.type:
+                raise Reject(reasons.DEVICE_MISMATCH, f"{label} is on {meta.device}, expected {ref.device.type}")
+            if meta.dtype != str(ref.dtype):
+                raise Reject(reasons.DTYPE_MISMATCH, f"{label} has dtype {meta.dtype}, expected {ref.dtype}")
+            if tuple(meta.shape) != tuple(ref.shape):
+                raise Reject(reasons.SHAPE_MISMATCH,
+                             f"{label} has shape {list(meta.shape)}, expected {list(ref.shape)}")
+            got = load_tensor(meta, str(self.device))
+            if ref.is_floating_point():
+                self._compare_float(req, got, ref, label, mismatch_reason, worst)
+            elif not torch.equal(got, ref):
+                raise Reject(mismatch_reason, f"{label} differs from the reference")
+        return worst
+
+    def _compare_float(self, req, got, ref, label, mismatch_reason, worst) -> None:
+        torch = self.torch
+        atol, rtol = self._tolerance(req, str(ref.dtype))
+        ref_finite = torch.isfinite(ref)
+        bad = ~torch.isfinite(got) & ref_finite
+        if bool(bad.any()):
+            poisoned = (_bits(got)[bad] == -1).float().mean().item() > 0.5
+            n = int(bad.sum())
+            if poisoned:
+                raise Reject(reasons.UNWRITTEN_OUTPUT,
+                             f"{label}: {n} of {got.numel()} elements were never written")
+            raise Reject(reasons.NAN_INF, f"{label}: {n} of {got.numel()} elements are NaN or Inf")
+        g, r = got.double(), ref.double()
+        diff = (g - r).abs()
+        diff = torch.where(ref_finite, diff, torch.zeros_like(diff))
+        limit = atol + rtol * r.abs()
+        over = diff > torch.where(ref_finite, limit, torch.full_like(limit, float("inf")))
+        max_abs = float(diff.max()) if diff.numel() else 0.0
+        rel = diff / r.abs().clamp_min(1e-12)
+        max_rel = float(torch.where(ref_finite, rel, torch.zeros_like(rel)).max()) if rel.numel() else 0.0
+        worst["max_abs_err"] = max(worst["max_abs_err"], max_abs)
+        worst["max_rel_err"] = max(worst["max_rel_err"], max_rel)
+        if bool(over.any()):
+            n = int(over.sum())
+            raise Reject(mismatch_reason,
+                         f"{label}: {n} of {got.numel()} elements beyond tolerance "
+                         f"(max abs err {max_abs:.3g}, atol {atol:g}, rtol {rtol:g})",
+                         {"max_abs_err": max_abs, "bad_elements": n})
+
+    def _check_inputs(self, metas: list[dict[str, Any]], pristine: list[Any], what: str) -> None:
+        torch = self.torch
+        for i, (raw, ref) in enumerate(zip(metas, pristine, strict=False)):
+            if not isinstance(ref, torch.Tensor):
+                continue
+            meta = TensorMeta.from_dict(raw)
+            if meta.file is None or tuple(meta.shape) != tuple(ref.shape) or meta.dtype != str(ref.dtype):
+                raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} changed shape or type")
+            got = load_tensor(meta, str(self.device))
+            if not torch.equal(_bits(got), _bits(ref)):
+                raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} was modified by the candidate")
+
+    # -- the verdict -----------------------------------------------------------------------
+    def judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+        try:
+            details = self._judge(req, report)
+        except Reject as r:
+            return {"accepted": False, "reason": r.reason, "message": r.message, "details": r.details}
+        return {"accepted": True, "reason": reasons.ACCEPTED,
+                "message": reasons.DESCRIPTIONS[reasons.ACCEPTED], "details": details}
+
+    def _judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+        if not report.get("ok"):
+            raise Reject(report.get("reason", reasons.HARNESS_ERROR), report.get("message", ""))
+        if report["policy"]:
+            ops = ", ".join(f"{op} ×{n}" for op, n in sorted(report["policy"].items()))
+            raise Reject(reasons.TORCH_FALLBACK, f"forward computes with torch: {ops}")
+        details: dict[str, Any] = {"max_abs_err": 0.0, "max_rel_err": 0.0}
+        for i, trial in enumerate(report["trials"]):
+            if trial["launches"] == 0:
+                raise Reject(reasons.NO_KERNEL, f"trial {i + 1}: no Triton kernel was launched")
+            inputs, refs = self._reference(req, trial["shape"], trial["seed"])
+            shape_note = f"trial {i + 1} (shape {req['shapes'][trial['shape']] or 'benchmark'})"
+            worst = self._compare(req, trial["outputs"], refs, shape_note)
+            self._check_inputs(trial["inputs_after"], inputs, shape_note)
+            for k in worst:
+                details[k] = max(details[k], worst[k])
+        timing = report.get("timing")
+        if timing:
+            self._judge_timing(req, timing)
+        ghost = report.get("ghost") or {}
+        if "outputs" in ghost:
+            _, refs = self._reference(req, 0, ghost["seed"])
+            try:
+                self._compare(req, ghost["outputs"], refs, "ghost")
+            except Reject:
+                pass
+            else:
+                raise Reject(reasons.KERNELS_NOT_USED,
+                             "with every Triton launch skipped the output is still correct: "
+                             "the kernels do not compute the result")
+        if report.get("threads_started", 0) > 0:
+            raise Reject(reasons.THREADS_SPAWNED, f"{report['threads_started']} thread(s) left running")
+        if report.get("children"):
+            raise Reject(reasons.SUBPROCESS_SPAWNED, f"child processes: {report['children']}")
+        if not report.get("timer_intact", True):
+            raise Reject(reasons.TIMER_TAMPERED, "the harness's timing functions were replaced")
+        details["launches"] = report.get("launches", {})
+        if timing:
+            details["timing"] = {k: timing[k] for k in ("median_ms", "spread_pct", "samples", "method", "synced_ms")}
+            details.update(self._figures(req, timing))
+        return details
+
+    def _judge_timing(self, req: dict[str, Any], timing: dict[str, Any]) -> None:
+        if timing.get("watched_policy"):
+            ops = ", ".join(sorted(timing["watched_policy"]))
+            raise Reject(reasons.TORCH_FALLBACK, f"while being timed, forward computed with torch: {ops}")
+        if timing["method"] != "graph" and timing["calls"] and timing["launches_per_call"]:
+            per_call = timing["launches"] / timing["calls"]
+            if per_call < timing["launches_per_call"]:
+                raise Reject(reasons.STALE_OUTPUT,
+                             f"launched {per_call:.2f} kernels per timed call but "
+                             f"{timing['launches_per_call']} per checked call")
+        inputs, refs = self._reference(req, 0, timing["seed"])
+        self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
+        self._check_inputs(timing["inputs_after"], inputs, "timing")
+        _, vrefs = self._reference(req, 0, timing["verify"]["seed"])
+        self._compare(req, timing["verify"]["outputs"], vrefs, "call after timing", reasons.STALE_OUTPUT)
+        synced = timing.get("synced_ms")
+        if synced is not None and synced > 2 * timing["median_ms"] + 0.2:
+            raise Reject(reasons.UNSYNCED_WORK,
+                         f"events say {timing['median_ms']:.4f} ms per call but a synchronised call "
+                         f"takes {synced:.4f} ms: work escapes the timed stream")
+
+    def _figures(self, req: dict[str, Any], timing: dict[str, Any]) -> dict[str, Any]:
+        if self.device.type != "cuda" or timing["method"] == "interpreter":
+            return {"interpreter": True}
+        facts = self.device_facts()
+        _, task = self._task(req["task"])
+        inputs, refs = self._reference(req, 0, timing["seed"])
+        roof = roofline_of(task, inputs, refs)
+        floor_ms = max(roof["bytes"] / facts["copy_bytes_per_s"],
+                       roof["flops"] / facts["matmul_flops_per_s"]) * 1000
+        median = timing["median_ms"]
+        if median < 0.9 * floor_ms:
+            raise Reject(reasons.BELOW_ROOFLINE,
+                         f"{median * 1000:.2f} µs per call, but moving the data takes at least "
+                         f"{floor_ms * 1000:.2f} µs on this GPU")
+        base = self.baselines(req)
+        out = {"roofline_pct": 100.0 * floor_ms / median, "roofline": roof,
+               "eager_ms": base.get("eager_ms"), "compile_ms": base.get("compile_ms")}
+        out["speedup_eager"] = base["eager_ms"] / median if base.get("eager_ms") else None
+        out["speedup_compile"] = base["compile_ms"] / median if base.get("compile_ms") else None
+        return out
+
+    # -- baselines and device facts -------------------------------------------------------
+    def device_facts(self) -> dict[str, Any]:
+        if self.facts is None:
+            from evotui.eval.timing import measure_copy_bandwidth, measure_matmul_rate
+
+            torch = self.torch
+            props = torch.cuda.get_device_properties(self.device)
+            self.facts = {
+                "name": props.name,
+                "arch": f"sm_{props.major}{props.minor}",
+                "sms": props.multi_processor_count,
+                "l2_bytes": int(getattr(props, "L2_cache_size", 0)),
+                "copy_bytes_per_s": measure_copy_bandwidth(self.device),
+                "matmul_flops_per_s": measure_matmul_rate(self.device),
+            }
+        return self.facts
+
+    def baselines(self, req: dict[str, Any]) -> dict[str, Any]:
+        key, task = self._task(req["task"])
+        if key in self.baseline_cache:
+            return self.baseline_cache[key]
+        torch = self.torch
+        result: dict[str, Any] = {}
+        if self.timer is None:
+            return result
+        inputs, _ = self._reference(req, 0, 12345)
+        model = self.models[(key, repr(req["shapes"][0]), req["init_seed"])]
+        with torch.no_grad():
+            eager = self.timer.time(lambda: model(*inputs))
+            result["eager_ms"], result["eager_spread_pct"] = eager.median_ms, eager.spread_pct
+            try:
+                compiled = torch.compile(model)
+                for _ in range(3):
+                    compiled(*inputs)
+                t = self.timer.time(lambda: compiled(*inputs))
+                result["compile_ms"], result["compile_spread_pct"] = t.median_ms, t.spread_pct
+            except Exception as e:  # noqa: BLE001 - a missing compiler is not fatal
+                result["compile_error"] = f"{type(e).__name__}: {e}"[:300]
+        self.baseline_cache[key] = result
+        return result
+
+
+def _bits(t: Any) -> Any:
+    """The tensor's raw bits as signed integers of the same width (for exact comparisons)."""
+    import torch
+
+    if t.dtype == torch.bool:
+        return t.view(torch.int8)
+    return t.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])

@@ -1,0 +1,341 @@
+"""The evaluator pool: one lane per device, each lane a candidate worker and a judge.
+
+A candidate that crashes, hangs, exits, breaks its CUDA context or floods its output costs
+one worker restart and one rejected candidate (invariant 3). The pool is thread-safe;
+``aevaluate`` is the asyncio face the engine uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from evotui.eval import protocol, reasons
+from evotui.eval.results import EvalRequest, EvalResult
+
+OUTPUT_LIMIT_BYTES = 1 * 1024 * 1024
+START_TIMEOUT_S = 180.0
+JUDGE_TIMEOUT_S = 900.0  # the first judgement also times eager and torch.compile
+
+
+class WorkerDied(Exception):
+    pass
+
+
+class WorkerTimeout(Exception):
+    pass
+
+
+def _repo_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
+
+
+class WorkerProcess:
+    """One worker subprocess, its private socket and a thread that drains its output."""
+
+    def __init__(self, role: str, device: str, env: dict[str, str]) -> None:
+        self.role, self.device, self.env = role, device, env
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.conn: Connection | None = None
+        self.output_bytes = 0
+        self._tail = bytearray()
+        self.restarts = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        parent_sock, child_sock = socket.socketpair()
+        env = {**os.environ, **self.env}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_repo_root(), env.get("PYTHONPATH")]))
+        env["PYTHONUNBUFFERED"] = "1"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "evotui.eval.worker", "--role", self.role,
+             "--fd", str(child_sock.fileno()), "--device", self.device],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=[child_sock.fileno()], env=env, start_new_session=True,
+        )
+        child_sock.close()
+        self.conn = Connection(parent_sock.detach())
+        self.output_bytes = 0
+        threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
+        hello = self._wait(START_TIMEOUT_S)
+        if not hello.get("ready"):
+            self.kill()
+            raise WorkerDied(f"{self.role} worker failed to start: {hello.get('error')}\n{self.tail()}")
+
+    def _drain(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read1(65536):
+            self.output_bytes += len(chunk)
+            self._tail += chunk
+            del self._tail[:-8192]
+
+    def tail(self, n: int = 2000) -> str:
+        return bytes(self._tail[-n:]).decode(errors="replace")
+
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if not self.alive:
+            self.restart()
+        assert self.conn is not None
+        self.output_bytes = 0
+        try:
+            protocol.send(self.conn, message)
+        except OSError as e:
+            raise WorkerDied(f"could not send to worker: {e}") from None
+        return self._wait(timeout)
+
+    def _wait(self, timeout: float) -> dict[str, Any]:
+        assert self.conn is not None and self.proc is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerTimeout(f"no answer within {timeout:.0f} s")
+            try:
+                if self.conn.poll(min(remaining, 0.5)):
+                    return protocol.recv(self.conn)
+            except (EOFError, OSError, ValueError):
+                pass
+            else:
+                if self.proc.poll() is None:
+                    continue
+            code = self.proc.wait(timeout=5)
+            raise WorkerDied(_describe_exit(code))
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=10)
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def restart(self) -> None:
+        self.kill()
+        self.restarts += 1
+        self.start()
+
+    def stop(self) -> None:
+        if self.alive and self.conn is not None:
+            try:
+                protocol.send(self.conn, {"op": "shutdown"})
+                self.proc.wait(timeout=5)  # type: ignore[union-attr]
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"worker killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"worker killed by signal {-code}"
+    return f"worker exited with status {code}"
+
+
+@dataclass
+class Lane:
+    device: str  # as the workers see it ("cuda:0" or "cpu")
+    label: str  # as the user sees it ("cuda:1")
+    candidate: WorkerProcess
+    judge: WorkerProcess
+    scratch: Path
+
+
+def detect_devices(device: str = "auto") -> list[str]:
+    """Devices to run on: every visible GPU for ``cuda``/``auto``, else the CPU."""
+    if device == "cpu":
+        return ["cpu"]
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if device.startswith("cuda:"):
+        return [device]
+    if device == "cuda" and count == 0:
+        raise RuntimeError("--device cuda: no CUDA GPU is visible (try --device cpu)")
+    if count == 0:
+        return ["cpu"]
+    return [f"cuda:{i}" for i in range(count)]
+
+
+class EvaluatorPool:
+    """Evaluate candidates on every lane in parallel; one candidate per lane at a time."""
+
+    def __init__(self, device: str = "auto", lanes: int | None = None) -> None:
+        self.devices = detect_devices(device)
+        if lanes is not None and self.devices == ["cpu"]:
+            self.devices = ["cpu"] * max(1, lanes)
+        self._root = Path(tempfile.mkdtemp(prefix="evotui-", dir=protocol.scratch_root()))
+        self._free: queue.Queue[Lane] = queue.Queue()
+        self.lanes: list[Lane] = []
+        for i, dev in enumerate(self.devices):
+            if dev == "cpu":
+                env = {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+                inner = "cpu"
+            else:
+                env = {"CUDA_VISIBLE_DEVICES": dev.split(":")[1], "TRITON_INTERPRET": "0"}
+                inner = "cuda:0"
+            scratch = self._root / f"lane{i}"
+            scratch.mkdir()
+            lane = Lane(inner, dev, WorkerProcess("candidate", inner, env),
+                        WorkerProcess("judge", inner, env), scratch)
+            self.lanes.append(lane)
+            self._free.put(lane)
+        self._rng = random.SystemRandom()  # seeds a candidate cannot predict
+        self.device_names: dict[str, str] = {}
+        self._closed = False
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.devices[0] == "cpu"
+
+    def start(self) -> None:
+        """Start every worker now (otherwise they start on first use)."""
+        for lane in self.lanes:
+            for w in (lane.candidate, lane.judge):
+                if not w.alive:
+                    w.start()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for lane in self.lanes:
+            lane.candidate.stop()
+            lane.judge.stop()
+        shutil.rmtree(self._root, ignore_errors=True)
+
+    def __enter__(self) -> EvaluatorPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def aevaluate(self, request: EvalRequest) -> EvalResult:
+        return await asyncio.to_thread(self.evaluate, request)
+
+    def device_facts(self) -> dict[str, Any] | None:
+        lane = self._free.get()
+        try:
+            if not lane.judge.alive:
+                lane.judge.start()
+            return lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts")
+        finally:
+            self._free.put(lane)
+
+    def evaluate(self, request: EvalRequest) -> EvalResult:
+        from backends import backend_for_source
+
+        t0 = time.monotonic()
+        issue = backend_for_source(request.source).check_source(request.source)
+        if issue is not None:
+            where = f"line {issue.line}: " if issue.line else ""
+            return EvalResult.rejected(issue.reason, f"{where}{issue.message}", wall_s=0.0,
+                                       device=self.devices[0], interpreter=self.is_cpu)
+        lane = self._free.get()
+        try:
+            return self._evaluate_on(lane, request, t0)
+        finally:
+            for f in lane.scratch.iterdir():
+                f.unlink(missing_ok=True)
+            self._free.put(lane)
+
+    def _build_request(self, lane: Lane, request: EvalRequest) -> dict[str, Any]:
+        task = request.task
+        shapes = task.shapes("cpu" if lane.device == "cpu" else "cuda")
+        cand_file = lane.scratch / "candidate.py"
+        cand_file.write_text(request.source)
+        seed = lambda: self._rng.randrange(1, 2**62)  # noqa: E731
+        trials = [{"seed": seed(), "shape": i % len(shapes)} for i in range(max(request.trials, len(shapes)))]
+        return {
+            "task": str(task.path), "candidate": str(cand_file), "scratch": str(lane.scratch),
+            "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
+            "timing_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
+            "atol": task.meta.atol, "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch),
+        }
+
+    def _evaluate_on(self, lane: Lane, request: EvalRequest, t0: float) -> EvalResult:
+        common = {"device": lane.label, "interpreter": lane.device == "cpu"}
+        try:
+            for w in (lane.candidate, lane.judge):
+                if not w.alive:
+                    w.start()
+        except (WorkerDied, WorkerTimeout) as e:
+            return EvalResult.rejected(reasons.HARNESS_ERROR, str(e), **common)
+        req = self._build_request(lane, request)
+        worker = lane.candidate
+        started = time.monotonic()
+        try:
+            report = worker.request({"op": "evaluate", "request": req}, request.timeout_s)
+        except WorkerTimeout:
+            report = {"ok": False, "reason": reasons.TIMEOUT,
+                      "message": f"no result within {request.timeout_s:.0f} s; worker restarted"}
+        except WorkerDied as e:
+            report = {"ok": False, "reason": reasons.CRASHED,
+                      "message": f"{e} (worker restarted); last output: {worker.tail(300).strip()!r}"}
+        elapsed_ms = (time.monotonic() - started) * 1000
+        tail = worker.tail()
+        if worker.output_bytes > OUTPUT_LIMIT_BYTES:
+            report = {"ok": False, "reason": reasons.OUTPUT_FLOOD, "restart": True,
+                      "message": f"printed {worker.output_bytes / 1e6:.1f} MB (limit "
+                                 f"{OUTPUT_LIMIT_BYTES / 1e6:.0f} MB)"}
+        if report.get("restart") or not worker.alive:
+            worker.kill()  # restarted lazily before the next candidate
+        timing = report.get("timing")
+        if report.get("ok") and timing and timing["median_ms"] * timing["samples"] > elapsed_ms:
+            report = {"ok": False, "reason": reasons.TIMER_TAMPERED,
+                      "message": "reported kernel time exceeds the wall-clock time of the run"}
+        try:
+            verdict = lane.judge.request({"op": "judge", "request": req, "report": report},
+                                         JUDGE_TIMEOUT_S)
+        except (WorkerDied, WorkerTimeout) as e:
+            lane.judge.kill()
+            return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
+                                       worker_output_tail=tail)
+        return self._result(verdict, common, time.monotonic() - t0, tail)
+
+    @staticmethod
+    def _result(verdict: dict[str, Any], common: dict[str, Any], wall_s: float, tail: str) -> EvalResult:
+        details = verdict.get("details") or {}
+        timing = details.get("timing") or {}
+        interpreter = common["interpreter"] or timing.get("method") == "interpreter"
+        return EvalResult(
+            accepted=bool(verdict.get("accepted")),
+            reason=str(verdict.get("reason", reasons.HARNESS_ERROR)),
+            message=str(verdict.get("message", "")),
+            device=common["device"],
+            interpreter=interpreter,
+            time_ms=timing.get("median_ms"),
+            spread_pct=timing.get("spread_pct"),
+            timing_method=timing.get("method"),
+            eager_ms=details.get("eager_ms"),
+            compile_ms=details.get("compile_ms"),
+            speedup_eager=None if interpreter else details.get("speedup_eager"),
+            speedup_compile=None if interpreter else details.get("speedup_compile"),
+            roofline_pct=None if interpreter else details.get("roofline_pct"),
+            max_abs_err=details.get("max_abs_err"),
+            launches=details.get("launches") or {},
+            wall_s=wall_s,
+            worker_output_tail=tail[-1000:],
+        )

@@ -1,0 +1,50 @@
+"""What goes into and comes out of the evaluator (the boundary the engine and CLI use)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from evotui.eval import reasons
+from evotui.task import TaskRef
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    task: TaskRef
+    source: str  # the candidate program
+    name: str = "candidate"
+    time: bool = True
+    trials: int = 5
+    timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    accepted: bool
+    reason: str  # a stable code from evotui.eval.reasons
+    message: str  # for humans and for the next prompt
+    device: str = "cpu"
+    device_name: str = ""
+    interpreter: bool = False  # timings from Triton's CPU interpreter are not kernel speed
+    time_ms: float | None = None
+    spread_pct: float | None = None
+    timing_method: str | None = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    roofline_pct: float | None = None
+    max_abs_err: float | None = None
+    launches: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+    worker_output_tail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["description"] = reasons.DESCRIPTIONS.get(self.reason, "")
+        return d
+
+    @staticmethod
+    def rejected(reason: str, message: str, **kw: Any) -> EvalResult:
+        return EvalResult(accepted=False, reason=reason, message=message, **kw)

@@ -1,0 +1,223 @@
+"""Timing a callable on the GPU, per the protocol in DESIGN §4.
+
+- CUDA events around each call, the L2 flushed before each call (a buffer twice the L2),
+  warm-up by time, the median of many samples and a robust spread (IQR / 1.349 / median).
+- Kernels under ~20 µs: a CUDA graph of several unrolled calls is replayed, and the same
+  graph of flushes alone is subtracted.
+- A side-stream guard: the same calls timed by the host with a device-wide synchronize must
+  not take far longer than the events say (work that escapes the timed stream).
+- A sample of calls (random, excluded from the statistics) can run under a watch callback,
+  so a candidate cannot tell which calls are checked.
+
+This module runs inside worker processes; it imports torch lazily and nothing else heavy.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+GRAPH_THRESHOLD_MS = 0.020
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    spread_pct: float  # robust coefficient of variation, in %
+    samples: int
+    method: str  # "events", "graph" or "interpreter"
+    synced_ms: float | None = None  # host-timed with device sync (side-stream guard)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def robust_spread_pct(values: list[float]) -> float:
+    if len(values) < 4:
+        return 0.0
+    q = statistics.quantiles(values, n=4)
+    med = statistics.median(values)
+    return 100.0 * (q[2] - q[0]) / 1.349 / med if med > 0 else 0.0
+
+
+class CudaTimer:
+    """One per worker process: owns the flush buffer and the captured timing functions."""
+
+    def __init__(self, device: Any) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = device
+        props = torch.cuda.get_device_properties(device)
+        l2 = int(getattr(props, "L2_cache_size", 0) or 50 * 2**20)
+        self.flush_buf = torch.empty(max(2 * l2, 64 * 2**20), dtype=torch.int8, device=device)
+        # Captured before any candidate is imported; identity re-checked afterwards.
+        self.Event = torch.cuda.Event
+        self.synchronize = torch.cuda.synchronize
+        self.elapsed_time = torch.cuda.Event.elapsed_time
+        self.perf_counter = time.perf_counter
+
+    def intact(self) -> bool:
+        torch = self.torch
+        return (torch.cuda.Event is self.Event and torch.cuda.synchronize is self.synchronize
+                and torch.cuda.Event.elapsed_time is self.elapsed_time
+                and time.perf_counter is self.perf_counter)
+
+    def flush(self) -> None:
+        self.flush_buf.zero_()
+
+    def time(self, fn: Callable[[], Any], *, warmup_ms: float = 25.0, rep_ms: float = 200.0,
+             min_samples: int = 20, max_samples: int = 2000,
+             watch: Callable[[Callable[[], Any]], Any] | None = None,
+             watch_fraction: float = 0.1, rng: random.Random | None = None) -> Timing:
+        sync = self.synchronize
+        fn()
+        sync()
+        estimate = self._estimate_ms(fn)
+        if estimate < GRAPH_THRESHOLD_MS:
+            graphed = self._time_graph(fn, rep_ms=rep_ms)
+            if graphed is not None:
+                return graphed
+        # warm-up by time: brings clocks up and fills caches of the launch path
+        end_at = self.perf_counter() + warmup_ms / 1000
+        while self.perf_counter() < end_at:
+            self.flush()
+            fn()
+        sync()
+        flush_ms = self._estimate_ms(self.flush)
+        n = int(rep_ms / max(estimate + flush_ms, 1e-3))
+        n = max(min_samples, min(max_samples, n))
+        rng = rng or random.Random()
+        watched = {i for i in range(n) if watch is not None and rng.random() < watch_fraction}
+        starts = [self.Event(enable_timing=True) for _ in range(n)]
+        ends = [self.Event(enable_timing=True) for _ in range(n)]
+        for i in range(n):
+            self.flush()
+            starts[i].record()
+            if i in watched and watch is not None:
+                watch(fn)
+            else:
+                fn()
+            ends[i].record()
+        sync()
+        times = [starts[i].elapsed_time(ends[i]) for i in range(n) if i not in watched]
+        return Timing(
+            median_ms=statistics.median(times),
+            spread_pct=robust_spread_pct(times),
+            samples=len(times),
+            method="events",
+            synced_ms=self._synced_ms(fn),
+        )
+
+    def _estimate_ms(self, fn: Callable[[], Any], calls: int = 5) -> float:
+        start, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
+        self.synchronize()
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        self.synchronize()
+        return start.elapsed_time(end) / calls
+
+    def _synced_ms(self, fn: Callable[[], Any], calls: int = 10) -> float:
+        samples = []
+        for _ in range(calls):
+            self.flush()
+            self.synchronize()
+            t0 = self.perf_counter()
+            fn()
+            self.synchronize()
+            samples.append((self.perf_counter() - t0) * 1000)
+        return statistics.median(samples)
+
+    def _time_graph(self, fn: Callable[[], Any], *, rep_ms: float, unroll: int = 20) -> Timing | None:
+        torch = self.torch
+        small_flush = self.flush_buf  # the whole L2, as for events
+
+        def body(with_fn: bool) -> Callable[[], None]:
+            def run() -> None:
+                for _ in range(unroll):
+                    small_flush.zero_()
+                    if with_fn:
+                        fn()
+            return run
+
+        graphs = []
+        try:
+            stream = torch.cuda.Stream(self.device)
+            stream.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(stream):
+                for with_fn in (True, False):
+                    body(with_fn)()  # warm inside the capture stream
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g, stream=stream):
+                        body(with_fn)()
+                    graphs.append(g)
+            torch.cuda.current_stream(self.device).wait_stream(stream)
+            self.synchronize()
+        except Exception:  # not capturable (host syncs inside forward, ...): plain events
+            self.synchronize()
+            return None
+        full, flush_only = graphs
+        for g in graphs:
+            g.replay()
+        self.synchronize()
+        per_replay = self._estimate_ms(full.replay, calls=3)
+        n = max(10, min(500, int(rep_ms / max(per_replay, 1e-3) / 2)))
+        diffs = []
+        for _ in range(n):
+            a = self._replay_ms(full)
+            b = self._replay_ms(flush_only)
+            diffs.append(max(a - b, 0.0) / unroll)
+        return Timing(
+            median_ms=statistics.median(diffs),
+            spread_pct=robust_spread_pct(diffs),
+            samples=n,
+            method="graph",
+            synced_ms=None,
+        )
+
+    def _replay_ms(self, graph: Any) -> float:
+        start, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+
+def time_interpreter(fn: Callable[[], Any], calls: int = 2) -> Timing:
+    """Wall time under Triton's CPU interpreter: reported, but never as kernel speed."""
+    samples = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1000)
+    return Timing(median_ms=statistics.median(samples), spread_pct=robust_spread_pct(samples),
+                  samples=calls, method="interpreter")
+
+
+def measure_copy_bandwidth(device: Any, nbytes: int = 2**30) -> float:
+    """Device-to-device copy bandwidth in bytes/s (read + write counted)."""
+    import torch
+
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).normal_()
+    dst = torch.empty_like(src)
+    timer = CudaTimer(device)
+    t = timer.time(lambda: dst.copy_(src), rep_ms=100)
+    return 2 * nbytes / (t.median_ms / 1000)
+
+
+def measure_matmul_rate(device: Any, n: int = 8192) -> float:
+    """bf16 matmul FLOP/s on random data (the realistic ceiling for compute-bound tasks)."""
+    import torch
+
+    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    timer = CudaTimer(device)
+    t = timer.time(lambda: a @ b, rep_ms=100)
+    return 2 * n**3 / (t.median_ms / 1000)
