@@ -82,8 +82,10 @@ class ParamMutator:
         ranked = sorted(
             options,
             key=lambda vals: (
-                sum(abs(_position(by_name[n], v) - _position(by_name[n], by_name[n].value))
-                    for n, v in vals.items()),
+                sum(
+                    abs(_position(by_name[n], v) - _position(by_name[n], by_name[n].value))
+                    for n, v in vals.items()
+                ),
                 rng.random(),
             ),
         )
@@ -108,7 +110,5 @@ class ParamMutator:
 
     @staticmethod
     def _result(parsed: TunableSource, child: str, values: dict[str, int]) -> ParamMutation:
-        changes = {
-            t.name: (t.value, values[t.name]) for t in parsed.tunables if t.name in values
-        }
+        changes = {t.name: (t.value, values[t.name]) for t in parsed.tunables if t.name in values}
         return ParamMutation(source=child, changes=changes, description=describe(changes))

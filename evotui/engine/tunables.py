@@ -4,7 +4,8 @@ A tunable is an integer literal that can change without touching the rest of the
 
 - declared: ``TUNABLES = {"NAME": [choices, ...]}`` names a module-level ``NAME = <int>``;
 - discovered: a module-level UPPERCASE int constant whose name contains BLOCK, WARPS, STAGES,
-  GROUP, SPLIT, TILE or CHUNK, with choices around its current value;
+  GROUP, SPLIT, TILE or CHUNK, with choices around its current value (this applies to names
+  that TUNABLES leaves out too; declare a single choice, ``"NAME": [64]``, to freeze one);
 - launch keywords: ``num_warps=<int>`` / ``num_stages=<int>`` (and UPPERCASE constexpr keywords
   matching the names above) in a kernel launch ``kernel[grid](...)``, named
   ``launch:<kernel>:<keyword>``; the n-th launch (n >= 2) of the same kernel in source order is
@@ -47,9 +48,7 @@ class _Site:
 
 
 def _is_int_literal(node: ast.AST | None) -> bool:
-    return (
-        isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
-    )
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
 
 
 def _matches_keyword(name: str) -> bool:
@@ -179,7 +178,9 @@ class TunableSource:
             for kw in call.keywords:
                 if kw.arg is None or not _is_int_literal(kw.value):
                     continue
-                if not (kw.arg in LAUNCH_KEYWORDS or (kw.arg.isupper() and _matches_keyword(kw.arg))):
+                if not (
+                    kw.arg in LAUNCH_KEYWORDS or (kw.arg.isupper() and _matches_keyword(kw.arg))
+                ):
                     continue
                 assert isinstance(kw.value, ast.Constant)
                 name = f"launch:{label}:{kw.arg}"
