@@ -32,7 +32,14 @@ import ollama
 import pydantic
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
-ERROR_KINDS = ("server_down", "model_missing", "timeout", "stream_error", "empty_reply", "http_error")
+ERROR_KINDS = (
+    "server_down",
+    "model_missing",
+    "timeout",
+    "stream_error",
+    "empty_reply",
+    "http_error",
+)
 RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
 
 T = TypeVar("T")
@@ -129,7 +136,9 @@ def classify(exc: BaseException, *, host: str, model: str | None, timeout: float
                 status_code=code,
             )
         if code == -1:
-            return LLMError("stream_error", f"Ollama reported an error mid-stream: {detail}", retryable=True)
+            return LLMError(
+                "stream_error", f"Ollama reported an error mid-stream: {detail}", retryable=True
+            )
         return LLMError(
             "http_error",
             f"{where} answered HTTP {code}: {detail}",

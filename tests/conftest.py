@@ -1,0 +1,1 @@
+from tests.fake_ollama import fake_ollama  # noqa: F401
