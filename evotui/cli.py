@@ -20,7 +20,7 @@ DEVICE_CHOICE = click.Choice(["auto", "cuda", "cpu"])
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    click.echo(f"error: {message}", err=True)
     sys.exit(2)
 
 

@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from backends.triton_backend.interpreter_fixes import apply_interpreter_fixes  # noqa: E402
 from evotui.task import (  # noqa: E402
     load_module,
     load_spec_module,
@@ -47,49 +48,6 @@ from evotui.task import (  # noqa: E402
     roofline_of,
     shape_overrides,
 )
-
-
-def patch_interpreter_bf16() -> list[str]:
-    """Make the Triton interpreter round fp32 -> bf16 to nearest even and do bf16 tl.dot in fp32.
-
-    Returns what was patched (empty if this triton's interpreter lacks the expected hooks)."""
-    import numpy as np
-    import triton.language as tl
-    from triton.runtime import interpreter as interp
-
-    patched = []
-    convert = interp.__dict__.get("_convert_float")
-    builder = interp.__dict__.get("InterpreterBuilder")
-    if convert is not None and not getattr(convert, "evotui_patched", False):
-        rtz = interp._ir.ROUNDING_MODE.RTZ
-
-        def convert_float(input, input_dtype, output_dtype, rounding_mode):
-            if input_dtype == tl.float32 and output_dtype == tl.bfloat16 and rounding_mode != rtz:
-                t = torch.from_numpy(np.ascontiguousarray(input).view(np.float32).copy())
-                return t.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
-            return convert(input, input_dtype, output_dtype, rounding_mode)
-
-        convert_float.evotui_patched = True
-        interp._convert_float = convert_float
-        patched.append("fp32->bf16 casts round to nearest even")
-    if builder is not None and not getattr(builder.create_dot, "evotui_patched", False):
-        create_dot = builder.create_dot
-
-        def as_f32(h):
-            if h.dtype.scalar == tl.bfloat16:
-                data = (h.data.astype(np.uint32) << 16).view(np.float32)
-                return interp.TensorHandle(data, tl.float32)
-            return h
-
-        def patched_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-            return create_dot(self, as_f32(a), as_f32(b), d, input_precision,
-                              max_num_imprecise_acc)
-
-        patched_dot.evotui_patched = True
-        builder.create_dot = patched_dot
-        patched.append("bf16 tl.dot computes in fp32")
-    return patched
-
 
 DEFAULT_TOL = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (1e-2, 1e-2),
                torch.float16: (1e-2, 1e-2)}
@@ -177,7 +135,7 @@ def main() -> int:
     args = ap.parse_args()
     device = torch.device("cuda" if args.cuda else "cpu")
     if not args.cuda and not args.raw_interpreter:
-        patched = patch_interpreter_bf16()
+        patched = apply_interpreter_fixes()
         print(f"interpreter patches: {', '.join(patched) or 'none applied'}")
 
     folders = sorted(p for p in Path(args.root).iterdir()

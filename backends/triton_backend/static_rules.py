@@ -8,6 +8,7 @@ or the harness, tensor subclasses, exception-swallowing fallbacks.
 from __future__ import annotations
 
 import ast
+
 from backends.base import StaticIssue
 from evotui.eval import reasons
 

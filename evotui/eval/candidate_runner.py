@@ -56,7 +56,6 @@ class CandidateRunner:
 
             torch.cuda.set_device(self.device)
             self.timer = CudaTimer(self.device)
-        self.baseline_threads = threading.active_count()
         self.tasks: dict[str, types.ModuleType] = {}
 
     # -- helpers ---------------------------------------------------------------------------
@@ -119,6 +118,7 @@ class CandidateRunner:
 
     def _evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
         torch = self.torch
+        threads_before = threading.active_count()
         scratch = Path(req["scratch"])
         cand_path = req["candidate"]
         task = self._task(req["task"])
@@ -168,7 +168,8 @@ class CandidateRunner:
             inputs, outs, launches = run(trial["shape"], trial["seed"], policy)
             for op, n in policy.violations.items():
                 report["policy"][op] = report["policy"].get(op, 0) + n
-            launches_per_shape.setdefault(trial["shape"], launches)
+            # the steady state: the first call of a shape may include autotuning launches
+            launches_per_shape[trial["shape"]] = min(launches, launches_per_shape.get(trial["shape"], launches))
             report["trials"].append({
                 "seed": trial["seed"], "shape": trial["shape"], "launches": launches,
                 "outputs": self._dump(outs, scratch, f"t{i}_out"),
@@ -192,9 +193,12 @@ class CandidateRunner:
         finally:
             self.recorder.ghost = False
 
-        report["threads_started"] = threading.active_count() - self.baseline_threads
+        report["threads_started"] = threading.active_count() - threads_before
         report["children"] = _child_processes()
         report["timer_intact"] = self.timer.intact() if self.timer else True
+        # a worker left with foreign threads, processes or patched timers is not reused
+        report["restart"] = bool(report["threads_started"] > 0 or report["children"]
+                                 or not report["timer_intact"])
         if not self._cuda_healthy():
             raise CandidateFailure(reasons.CUDA_ERROR, "the CUDA context is broken after the run",
                                    restart=True)
@@ -239,7 +243,6 @@ class CandidateRunner:
         outs = list(last) if isinstance(last, tuple | list) else [last]
         timed_outputs = self._dump(outs, scratch, "timed_out")
         inputs_after = self._dump(inputs, scratch, "timed_in")
-        del inputs, outs, last
         state["out"] = None
         # one more call on fresh inputs, watched: what comes after timing must still be right
         verify_policy = OpPolicy(allow)

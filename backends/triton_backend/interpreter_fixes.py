@@ -1,0 +1,54 @@
+"""Fixes for two bf16 bugs in Triton's CPU interpreter (seen in triton 3.9).
+
+- fp32 -> bf16 casts truncate instead of rounding to nearest even as the GPU does;
+- bf16 ``tl.dot`` multiplies the raw 16-bit patterns as integers.
+
+Without them honest bf16 candidates fail on the CPU. Applied by the worker when it runs
+under the interpreter; a no-op where the interpreter lacks the patched hooks.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def apply_interpreter_fixes() -> list[str]:
+    """Make the Triton interpreter round fp32 -> bf16 to nearest even and do bf16 tl.dot in fp32.
+
+    Returns what was patched (empty if this triton's interpreter lacks the expected hooks)."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    patched = []
+    convert = interp.__dict__.get("_convert_float")
+    builder = interp.__dict__.get("InterpreterBuilder")
+    if convert is not None and not getattr(convert, "evotui_patched", False):
+        rtz = interp._ir.ROUNDING_MODE.RTZ
+
+        def convert_float(input, input_dtype, output_dtype, rounding_mode):
+            if input_dtype == tl.float32 and output_dtype == tl.bfloat16 and rounding_mode != rtz:
+                t = torch.from_numpy(np.ascontiguousarray(input).view(np.float32).copy())
+                return t.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+            return convert(input, input_dtype, output_dtype, rounding_mode)
+
+        convert_float.evotui_patched = True
+        interp._convert_float = convert_float
+        patched.append("fp32->bf16 casts round to nearest even")
+    if builder is not None and not getattr(builder.create_dot, "evotui_patched", False):
+        create_dot = builder.create_dot
+
+        def as_f32(h):
+            if h.dtype.scalar == tl.bfloat16:
+                data = (h.data.astype(np.uint32) << 16).view(np.float32)
+                return interp.TensorHandle(data, tl.float32)
+            return h
+
+        def patched_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+            return create_dot(self, as_f32(a), as_f32(b), d, input_precision,
+                              max_num_imprecise_acc)
+
+        patched_dot.evotui_patched = True
+        builder.create_dot = patched_dot
+        patched.append("bf16 tl.dot computes in fp32")
+    return patched

@@ -1,0 +1,4 @@
+"""FAULT: a syntax error."""
+
+class ModelNew(nn.Module:
+    pass

@@ -1,0 +1,60 @@
+"""`evotui bench` as scripts use it: exit codes, the JSON last line, one-line task errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import CANDIDATES, SAMPLES
+
+
+def bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "evotui", "bench", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_accepted_seed_exits_0_with_json_last_line():
+    p = bench(str(SAMPLES / "softmax"), str(SAMPLES / "softmax" / "seed.py"), "--device", "cpu", "--json")
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout.strip().splitlines()[-1])
+    assert report["accepted"] is True and report["reason"] == "accepted"
+    assert report["interpreter"] is True and report["speedup_eager"] is None
+
+
+def test_rejected_candidate_exits_1_and_names_the_reason():
+    p = bench(str(SAMPLES / "softmax"), str(CANDIDATES / "softmax" / "cheat_torch_fallback.py"),
+              "--device", "cpu", "--json")
+    assert p.returncode == 1
+    report = json.loads(p.stdout.strip().splitlines()[-1])
+    assert report["accepted"] is False and report["reason"] == "torch_fallback"
+    assert "aten::_softmax" in report["message"]
+
+
+def test_readable_table_by_default():
+    p = bench(str(SAMPLES / "softmax"), str(CANDIDATES / "softmax" / "cheat_wrong.py"), "--device", "cpu")
+    assert p.returncode == 1
+    assert "rejected" in p.stdout and "mismatch" in p.stdout
+
+
+def test_bad_task_files_give_one_line_and_exit_2(tmp_path):
+    cases = {
+        "syntax.py": "def get_inputs(:\n",
+        "missing.py": "import torch\nclass Model(torch.nn.Module):\n    pass\n",
+        "importerr.py": "import not_a_module_anywhere\n",
+    }
+    seed = str(SAMPLES / "softmax" / "seed.py")
+    for name, text in cases.items():
+        f = tmp_path / name
+        f.write_text(text)
+        p = bench(str(f), seed, "--device", "cpu")
+        assert p.returncode == 2, (name, p.stdout, p.stderr)
+        assert "Traceback" not in p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    p = bench(str(tmp_path / "nope.py"), seed, "--device", "cpu")
+    assert p.returncode == 2 and "task not found" in p.stderr
+
+
+def test_missing_candidate_is_a_usage_error():
+    p = bench(str(SAMPLES / "softmax"), "/nonexistent/cand.py", "--device", "cpu")
+    assert p.returncode == 2 and "Traceback" not in p.stderr

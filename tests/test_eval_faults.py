@@ -1,0 +1,57 @@
+"""A candidate that crashes, hangs, exits, raises or floods costs one rejected candidate and
+one worker restart; the next candidate in the same pool is evaluated normally."""
+
+from __future__ import annotations
+
+import pytest
+
+from evotui.eval import EvalRequest
+from tests.conftest import CANDIDATES, SAMPLES
+
+SOFTMAX = CANDIDATES / "softmax"
+
+
+def run(pool, task, name: str, timeout: float = 60.0):
+    source = (SOFTMAX / name).read_text()
+    return pool.evaluate(EvalRequest(task=task, source=source, name=name, timeout_s=timeout))
+
+
+def seed_is_accepted(pool, task) -> bool:
+    source = (SAMPLES / "softmax" / "seed.py").read_text()
+    return pool.evaluate(EvalRequest(task=task, source=source)).accepted
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("fault_segfault.py", "crashed"),  # passes the static rules: a wild load in a kernel
+    ("fault_raise.py", "runtime_error"),
+    ("fault_flood.py", "output_flood"),
+    ("fault_syntax.py", "syntax_error"),
+])
+def test_faults_are_rejected_and_the_pool_recovers(cpu_pool, softmax_task, name, reason):
+    result = run(cpu_pool, softmax_task, name)
+    assert (result.accepted, result.reason) == (False, reason), result.message
+    assert seed_is_accepted(cpu_pool, softmax_task)
+
+
+def test_a_hang_times_out_and_the_pool_recovers(cpu_pool, softmax_task):
+    result = run(cpu_pool, softmax_task, "fault_hang.py", timeout=8)
+    assert (result.accepted, result.reason) == (False, "timeout")
+    assert result.wall_s < 30
+    assert seed_is_accepted(cpu_pool, softmax_task)
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("fault_exit.py", "crashed"),
+    ("fault_kill.py", "crashed"),
+    ("fault_spawn_thread.py", "threads_spawned"),
+])
+def test_runtime_defences_hold_without_static_rules(raw_cpu_pool, softmax_task, name, reason):
+    result = run(raw_cpu_pool, softmax_task, name)
+    assert (result.accepted, result.reason) == (False, reason), result.message
+    assert seed_is_accepted(raw_cpu_pool, softmax_task)
+
+
+def test_the_raise_message_names_the_candidate_line(cpu_pool, softmax_task):
+    result = run(cpu_pool, softmax_task, "fault_raise.py")
+    assert "ValueError: the model forgot to define the grid" in result.message
+    assert "line" in result.message
