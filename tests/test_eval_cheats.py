@@ -28,6 +28,7 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_python_compute.py", {"kernels_not_used"}),
     ("cheat_no_kernel.py", {"no_kernel"}),
     ("cheat_shape_cache.py", {"mismatch"}),
+    ("cheat_identity_cache.py", {"mismatch", "stale_output"}),
     ("cheat_replay_after_checks.py", {"stale_output"}),
     ("cheat_stale_memory.py", {"mismatch", "unwritten_output", "nan_inf"}),
     ("cheat_modify_inputs.py", {"modified_inputs"}),

@@ -44,7 +44,8 @@ FORBIDDEN_ATTRIBUTES = {
     "storage", "set_", "register_forward_hook", "register_forward_pre_hook",
     "manual_seed", "seed", "set_rng_state", "get_rng_state", "testing", "do_bench",
     "compile", "jit_compile", "library", "ops", "autograd", "utils", "backends",
-    "multiprocessing", "distributed", "cuda", "hub", "save", "from_file",
+    "multiprocessing", "distributed", "cuda", "hub", "save", "from_file", "runtime", "driver",
+    "accelerator", "get_device_module", "cudart", "profiler", "jit_stream",
 }
 
 ALLOWED_DUNDERS = {"__init__", "__name__", "__future__"}

@@ -75,6 +75,7 @@ class CandidateRunner:
         if self.device.type != "cuda":
             return
         torch = self.torch
+        torch.cuda.empty_cache()
         big = torch.empty(max(nbytes, 32 * 2**20), dtype=torch.uint8, device=self.device)
         big.fill_(0xFF)
         small = [torch.empty(2**20, dtype=torch.uint8, device=self.device).fill_(0xFF)
@@ -94,6 +95,15 @@ class CandidateRunner:
             torch.cuda.synchronize(self.device)
         outs = list(out) if isinstance(out, tuple | list) else [out]
         return outs, self.recorder.total
+
+    def _guarded_call(self, model: Any, inputs: list[Any], policy: OpPolicy | None,
+                      cand_path: str) -> tuple[list[Any], int]:
+        try:
+            return self._call(model, inputs, policy)
+        except BaseException as e:  # noqa: BLE001 - anything a candidate raises is its failure
+            healthy = self._cuda_healthy()
+            reason = reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR
+            raise CandidateFailure(reason, short_traceback(e, cand_path), restart=not healthy) from None
 
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
         return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
@@ -153,12 +163,7 @@ class CandidateRunner:
             inputs = self._to_device(make_inputs(task, shapes[shape_index], seed))
             in_bytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
             self._poison(2 * in_bytes)
-            try:
-                outs, launches = self._call(model, inputs, policy)
-            except BaseException as e:  # noqa: BLE001
-                healthy = self._cuda_healthy()
-                reason = reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR
-                raise CandidateFailure(reason, short_traceback(e, cand_path), restart=not healthy) from None
+            outs, launches = self._guarded_call(model, inputs, policy, cand_path)
             return inputs, outs, launches
 
         report: dict[str, Any] = {"ok": True, "trials": [], "policy": {}, "launches": {}}
@@ -243,8 +248,18 @@ class CandidateRunner:
         outs = list(last) if isinstance(last, tuple | list) else [last]
         timed_outputs = self._dump(outs, scratch, "timed_out")
         inputs_after = self._dump(inputs, scratch, "timed_in")
-        state["out"] = None
-        # one more call on fresh inputs, watched: what comes after timing must still be right
+        state["out"] = last = outs = None
+        # New values in the same tensors: a cache keyed on pointers or shapes now returns
+        # a stale result. Then fresh tensors: whatever comes after timing must still be right.
+        fresh = self._to_device(make_inputs(task, shapes[0], req["recheck_seed"]))
+        for live, new in zip(inputs, fresh, strict=True):
+            if isinstance(live, torch.Tensor):
+                live.copy_(new)
+        del fresh
+        recheck_policy = OpPolicy(allow)
+        recheck_outs, _ = self._guarded_call(model, inputs, recheck_policy, req["candidate"])
+        recheck = self._dump(recheck_outs, scratch, "recheck_out")
+        del recheck_outs
         verify_policy = OpPolicy(allow)
         _, vouts, _ = run(0, req["verify_seed"], verify_policy)
         return {
@@ -253,7 +268,9 @@ class CandidateRunner:
             "calls": state["calls"],
             "launches": timing_launches,
             "launches_per_call": launches_per_call,
-            "watched_policy": {**state["watched"], **verify_policy.violations},
+            "watched_policy": {**state["watched"], **recheck_policy.violations,
+                               **verify_policy.violations},
+            "recheck": {"seed": req["recheck_seed"], "outputs": recheck},
             "outputs": timed_outputs,
             "inputs_after": inputs_after,
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},

@@ -207,6 +207,9 @@ class Judge:
         inputs, refs = self._reference(req, 0, timing["seed"])
         self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
         self._check_inputs(timing["inputs_after"], inputs, "timing")
+        _, rrefs = self._reference(req, 0, timing["recheck"]["seed"])
+        self._compare(req, timing["recheck"]["outputs"], rrefs, "call with new values in the timed tensors",
+                      reasons.STALE_OUTPUT)
         _, vrefs = self._reference(req, 0, timing["verify"]["seed"])
         self._compare(req, timing["verify"]["outputs"], vrefs, "call after timing", reasons.STALE_OUTPUT)
         synced = timing.get("synced_ms")

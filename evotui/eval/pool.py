@@ -276,7 +276,7 @@ class EvaluatorPool:
         return {
             "task": str(task.path), "candidate": str(cand_file), "scratch": str(lane.scratch),
             "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
-            "timing_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
+            "timing_seed": seed(), "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "atol": task.meta.atol, "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch),
         }
 

@@ -1,0 +1,69 @@
+"""GPU-only checks of the harness (run by scripts/gpu-check.sh on the lent H200)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evotui.eval import EvalRequest
+from tests.conftest import CANDIDATES, SAMPLES
+
+pytestmark = pytest.mark.gpu
+SOFTMAX = CANDIDATES / "softmax"
+SAMPLE_NAMES = sorted(p.name for p in SAMPLES.iterdir() if (p / "seed.py").is_file())
+
+
+@pytest.fixture(scope="module")
+def gpu_pool():
+    from evotui.eval import EvaluatorPool
+
+    with EvaluatorPool("cuda") as pool:
+        yield pool
+
+
+@pytest.fixture(scope="module")
+def raw_gpu_pool():
+    from evotui.eval import EvaluatorPool
+
+    with EvaluatorPool("cuda", static_checks=False) as pool:
+        yield pool
+
+
+def run(pool, task, name):
+    return pool.evaluate(EvalRequest(task=task, source=(SOFTMAX / name).read_text(), name=name))
+
+
+@pytest.mark.parametrize("sample", SAMPLE_NAMES)
+def test_every_seed_is_accepted_with_speedups(gpu_pool, sample):
+    from evotui.task import resolve_task
+
+    task = resolve_task(SAMPLES / sample)
+    result = gpu_pool.evaluate(EvalRequest(task=task, source=task.seed_path.read_text()))
+    assert result.accepted, (result.reason, result.message)
+    assert not result.interpreter
+    assert result.speedup_eager and result.speedup_eager > 0
+    assert result.roofline_pct and 1 < result.roofline_pct < 105
+
+
+@pytest.mark.parametrize(("name", "reasons"), [
+    ("cheat_stale_memory.py", {"unwritten_output"}),
+    ("gpu_cheat_replay_late.py", {"stale_output"}),
+    ("cheat_identity_cache.py", {"stale_output", "mismatch"}),
+    ("cheat_side_stream.py", {"forbidden_attribute"}),
+    ("cheat_torch_fallback.py", {"torch_fallback"}),
+])
+def test_gpu_cheats_are_rejected(gpu_pool, softmax_task, name, reasons):
+    result = run(gpu_pool, softmax_task, name)
+    assert not result.accepted and result.reason in reasons, (result.reason, result.message)
+
+
+def test_side_stream_is_caught_at_runtime_without_static_rules(raw_gpu_pool, softmax_task):
+    result = run(raw_gpu_pool, softmax_task, "gpu_cheat_side_stream_raw.py")
+    assert result.reason == "unsynced_work", (result.reason, result.message)
+
+
+def test_illegal_address_costs_one_worker_and_the_next_candidate_runs(gpu_pool, softmax_task):
+    result = run(gpu_pool, softmax_task, "gpu_fault_illegal_address.py")
+    assert result.reason in {"cuda_error", "crashed"}, (result.reason, result.message)
+    ok = gpu_pool.evaluate(EvalRequest(task=softmax_task,
+                                       source=(SAMPLES / "softmax" / "seed.py").read_text()))
+    assert ok.accepted, ok.message
