@@ -1,0 +1,161 @@
+"""The advice record: one sentence of advice with its context, measured effect and history.
+
+``Advice`` is what crosses every boundary of ``evotui.memory`` (store, retrieval, hook,
+prompt, CLI). On disk it is a plain JSON object (``to_doc``/``from_doc``); unknown keys in a
+document are kept in ``extra`` so that a newer evotui's fields survive an older one's edit.
+
+Counters are kept per library (``counters = {library_id: [shown, improved]}``): totals are
+sums, and merging two copies of the same advice takes the maximum per library. That makes
+import idempotent (importing twice adds nothing) while team members' counts still add up.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field, fields, replace
+from datetime import UTC, datetime
+from typing import Any
+
+STATUSES = ("proposed", "accepted", "vetoed", "authored")
+SOURCES = ("distilled", "authored", "cold-start", "imported")
+GENERAL_KIND = "general"
+
+# Beta prior on the win rate (the child improved when this advice was shown): mean 0.2,
+# worth five showings. Typical LLM mutations improve the parent well under half the time.
+PRIOR_WINS = 1.0
+PRIOR_LOSSES = 4.0
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_id() -> str:
+    return secrets.token_hex(4)
+
+
+def is_valid_id(advice_id: str) -> bool:
+    return len(advice_id) == 8 and all(c in "0123456789abcdef" for c in advice_id)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where and how one piece of advice was verified (or written)."""
+
+    source: str = "distilled"  # distilled | authored | cold-start | imported
+    run: str | None = None
+    parent: str | None = None  # candidate ids, parent → child
+    child: str | None = None
+    task: str | None = None
+    model: str | None = None
+    backend: str | None = None
+    gpu: str | None = None
+    gain: float | None = None  # the gain measured in this run (fraction: 0.12 = +12 %)
+    date: str = field(default_factory=now_iso)
+
+    def key(self) -> tuple:
+        """Identity for de-duplication: the same verification imported twice is one."""
+        return (self.source, self.run, self.parent, self.child, self.task, self.gpu, self.date)
+
+    def to_doc(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Provenance:
+        known = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in doc.items() if k in known}
+        if kw.get("gain") is not None:
+            kw["gain"] = float(kw["gain"])
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class Advice:
+    id: str
+    text: str
+    kind: str = GENERAL_KIND
+    tags: tuple[str, ...] = ()
+    # Validity conditions, all optional: {"dtypes": ["bf16"], "shapes": ["8192x8192"],
+    # "archs": ["sm_90"], "min_size": 4096, "template": {...}} — see retrieve/distill.
+    conditions: dict[str, Any] = field(default_factory=dict)
+    arch: str | None = None  # normalised ("sm_90"); None = any GPU
+    gain: float | None = None  # representative measured gain (fraction), None = unmeasured
+    provenance: tuple[Provenance, ...] = ()
+    status: str = "proposed"
+    counters: dict[str, list[int]] = field(default_factory=dict)  # library → [shown, improved]
+    created: str = field(default_factory=now_iso)
+    updated: str = field(default_factory=now_iso)
+    decided: str = field(default_factory=now_iso)  # when the status was last set
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}; expected one of {STATUSES}")
+
+    # -- derived -----------------------------------------------------------------------------
+    @property
+    def shown(self) -> int:
+        return sum(int(c[0]) for c in self.counters.values())
+
+    @property
+    def improved(self) -> int:
+        return sum(int(c[1]) for c in self.counters.values())
+
+    @property
+    def win_rate(self) -> float | None:
+        """Raw fraction of showings after which the child improved; None when never shown."""
+        return self.improved / self.shown if self.shown else None
+
+    @property
+    def win_rate_smoothed(self) -> float:
+        return (self.improved + PRIOR_WINS) / (self.shown + PRIOR_WINS + PRIOR_LOSSES)
+
+    @property
+    def source(self) -> str:
+        return self.provenance[0].source if self.provenance else "authored"
+
+    def with_(self, **changes: Any) -> Advice:
+        return replace(self, **changes)
+
+    # -- (de)serialisation -------------------------------------------------------------------
+    def to_doc(self) -> dict[str, Any]:
+        doc: dict[str, Any] = dict(self.extra)
+        doc.update(
+            id=self.id,
+            text=self.text,
+            kind=self.kind,
+            tags=list(self.tags),
+            conditions=dict(self.conditions),
+            arch=self.arch,
+            gain=self.gain,
+            provenance=[p.to_doc() for p in self.provenance],
+            status=self.status,
+            counters={k: [int(v[0]), int(v[1])] for k, v in self.counters.items()},
+            created=self.created,
+            updated=self.updated,
+            decided=self.decided,
+        )
+        return doc
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Advice:
+        known = {f.name for f in fields(cls)} - {"extra"}
+        extra = {k: v for k, v in doc.items() if k not in known}
+        gain = doc.get("gain")
+        created = str(doc.get("created") or now_iso())
+        return cls(
+            id=str(doc["id"]),
+            text=str(doc["text"]),
+            kind=str(doc.get("kind") or GENERAL_KIND),
+            tags=tuple(str(t) for t in doc.get("tags") or ()),
+            conditions=dict(doc.get("conditions") or {}),
+            arch=doc.get("arch") or None,
+            gain=None if gain is None else float(gain),
+            provenance=tuple(Provenance.from_doc(p) for p in doc.get("provenance") or ()),
+            status=str(doc.get("status") or "proposed"),
+            counters={str(k): [int(v[0]), int(v[1])] for k, v in (doc.get("counters") or {}).items()},
+            created=created,
+            updated=str(doc.get("updated") or created),
+            decided=str(doc.get("decided") or created),
+            extra=extra,
+        )

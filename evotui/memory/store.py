@@ -1,0 +1,431 @@
+"""The advice library on disk: TinyDB + a crash-proof storage + a file lock.
+
+Every read-modify-write holds ``FileLock(advice.json.lock)`` and re-reads the file inside
+the lock (the storage notices other writers by a generation token), so the TUI, the CLI
+and several runs — also on a shared team disk — can write at once without losing updates.
+Writes are atomic (temp file, fsync, ``os.replace``, fsync of the folder): a method that
+returned has its change on disk. Plain reads take no lock: the file is always complete.
+
+An empty library is filled with the cold-start pack the first time it is opened.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+from tinydb import TinyDB
+from tinydb.table import Document, Table
+
+from evotui.memory.atomic import AtomicJSONStorage, CorruptLibrary, remove_stale_temps
+from evotui.memory.merge import merge
+from evotui.memory.model import STATUSES, Advice, Provenance, is_valid_id, new_id, now_iso
+from evotui.memory.text import normalize_text
+
+TABLE = "advice"
+EXPORT_FORMAT = "evotui-advice"
+FORMAT_VERSION = 1
+
+__all__ = [
+    "AdviceStore", "AdviceError", "UnknownAdvice", "AmbiguousId", "CorruptLibrary",
+    "LibraryLocked", "ImportResult", "Snapshot",
+]
+
+
+class AdviceError(Exception):
+    """A user-facing problem with the advice library (printed as one line)."""
+
+
+class UnknownAdvice(AdviceError):
+    pass
+
+
+class AmbiguousId(AdviceError):
+    pass
+
+
+class LibraryLocked(AdviceError):
+    pass
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The raw documents of one generation of the library (read-only by contract)."""
+
+    gen: str | None
+    docs: list[dict[str, Any]]
+
+
+@dataclass
+class ImportResult:
+    added: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+class _AdviceTable(Table):
+    """Document ids are the advice ids themselves ("a1b2c3d4"): no int round trip."""
+
+    document_id_class = str  # type: ignore[assignment]
+
+    def _get_next_id(self):  # type: ignore[override]
+        raise TypeError("advice documents are always inserted with their own id")
+
+
+def _replace_with(new_doc: dict[str, Any]) -> Callable[[dict], None]:
+    def apply(doc: dict) -> None:
+        doc.clear()
+        doc.update(new_doc)
+
+    return apply
+
+
+class AdviceStore:
+    """The advice library. Thread-safe within a process, process-safe through a file lock."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        cold_start: bool = True,
+        lock_timeout: float = 60.0,
+    ) -> None:
+        if path is None:
+            from evotui.config import advice_db_path
+
+            path = advice_db_path()
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.lock_timeout = lock_timeout
+        self._storage: AtomicJSONStorage | None = None
+        self._db = TinyDB(str(self.path), storage=self._make_storage)
+        self._table: Table = _AdviceTable(self.storage, TABLE, cache_size=0)
+        self._lock = FileLock(str(self.lock_path), timeout=lock_timeout)
+        self._mutex = threading.RLock()
+        self._norm_memo: dict[str, str] = {}
+        self._text_index: dict[str, str] | None = None  # normalised text → id, per generation
+        self._text_gen: str | None = None
+        self._open(cold_start)
+
+    def _make_storage(self, path: str) -> AtomicJSONStorage:
+        self._storage = AtomicJSONStorage(path)
+        return self._storage
+
+    @property
+    def storage(self) -> AtomicJSONStorage:
+        assert self._storage is not None
+        return self._storage
+
+    # -- opening ---------------------------------------------------------------------------------
+    def _open(self, cold_start: bool) -> None:
+        self.storage.read()  # a damaged file raises CorruptLibrary here, before any write
+        if self.storage.meta.get("library") and self.path.exists():
+            return
+        try:
+            with self._locked():
+                remove_stale_temps(self.path)
+                data = self.storage.read()
+                if self.storage.meta.get("library") and data is not None:
+                    return
+                fresh = data is None
+                self.storage.meta.update(library=uuid.uuid4().hex[:12], version=FORMAT_VERSION)
+                if fresh and cold_start:
+                    from evotui.memory.coldstart import load_pack
+
+                    pack = load_pack()
+                    data = {TABLE: {a.id: a.to_doc() for a in pack}}
+                    self.storage.meta["seeded"] = now_iso()
+                self.storage.write(data or {})
+        except OSError:
+            if not self.path.exists():
+                raise  # a read-only folder with no library: nothing to show
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._mutex:
+            try:
+                self._lock.acquire()
+            except Timeout:
+                raise LibraryLocked(
+                    f"the advice library is locked by another process for over "
+                    f"{self.lock_timeout:.0f} s (lock file {self.lock_path})"
+                ) from None
+            try:
+                yield
+            finally:
+                self._lock.release()
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- reading ---------------------------------------------------------------------------------
+    @property
+    def library_id(self) -> str:
+        self.storage.read()
+        return str(self.storage.meta.get("library") or "local")
+
+    def snapshot(self) -> Snapshot:
+        with self._mutex:
+            data = self.storage.read() or {}
+            return Snapshot(self.storage.gen, list(data.get(TABLE, {}).values()))
+
+    def all(self) -> list[Advice]:
+        docs = self.snapshot().docs
+        return sorted((Advice.from_doc(d) for d in docs), key=lambda a: (a.created, a.id))
+
+    def __len__(self) -> int:
+        return len(self.snapshot().docs)
+
+    def __contains__(self, advice_id: object) -> bool:
+        return isinstance(advice_id, str) and self._get(advice_id) is not None
+
+    def _get(self, advice_id: str) -> Advice | None:
+        if not is_valid_id(advice_id):
+            return None
+        with self._mutex:
+            doc = self._table.get(doc_id=advice_id)  # type: ignore[arg-type]
+        return Advice.from_doc(dict(doc)) if isinstance(doc, dict) else None
+
+    def get(self, advice_id: str) -> Advice:
+        """The advice with this id, or with this unique id prefix (at least 3 characters)."""
+        found = self._get(advice_id)
+        if found is not None:
+            return found
+        found = self._get(self.resolve(advice_id))
+        if found is None:
+            raise UnknownAdvice(f"no advice with id {advice_id!r}")
+        return found
+
+    def resolve(self, prefix: str) -> str:
+        prefix = prefix.strip().lower()
+        if is_valid_id(prefix) and self._get(prefix) is not None:
+            return prefix
+        hits = [d["id"] for d in self.snapshot().docs if len(prefix) >= 3 and d["id"].startswith(prefix)]
+        if not hits:
+            raise UnknownAdvice(f"no advice with id {prefix!r}")
+        if len(hits) > 1:
+            raise AmbiguousId(f"id prefix {prefix!r} matches {len(hits)} pieces of advice: "
+                              + ", ".join(sorted(hits)[:5]))
+        return hits[0]
+
+    def _norm(self, text: str) -> str:
+        norm = self._norm_memo.get(text)
+        if norm is None:
+            if len(self._norm_memo) > 50_000:
+                self._norm_memo.clear()
+            norm = self._norm_memo[text] = normalize_text(text)
+        return norm
+
+    def find_text(self, text: str) -> Advice | None:
+        """The advice whose normalised text equals ``text``'s, if any."""
+        snap = self.snapshot()
+        if self._text_index is None or self._text_gen != snap.gen:
+            self._text_index = {self._norm(d["text"]): d["id"] for d in snap.docs}
+            self._text_gen = snap.gen
+        found = self._text_index.get(self._norm(text))
+        return self._get(found) if found else None
+
+    # -- writing ---------------------------------------------------------------------------------
+    def _update(self, fn: Callable[[dict], None], ids: list[str]) -> None:
+        """TinyDB's update changes documents in place: tell the storage which ones."""
+        self.storage.touch(ids)
+        self._table.update(fn, doc_ids=ids)  # type: ignore[arg-type]
+
+    def _write_doc(self, advice: Advice) -> None:
+        self._update(_replace_with(advice.to_doc()), [advice.id])
+
+    def add(self, advice: Advice) -> Advice:
+        """Store ``advice``; returns what is stored. The same text (normalised) is merged into
+        the existing record instead of repeated — the returned id is then the existing one."""
+        with self._locked():
+            existing = self.find_text(advice.text)
+            if existing is not None:
+                merged = merge(existing, advice)
+                if merged is not existing:
+                    self._write_doc(merged)
+                return merged
+            while self._get(advice.id) is not None or not is_valid_id(advice.id):
+                advice = advice.with_(id=new_id())
+            self._table.insert(Document(advice.to_doc(), doc_id=advice.id))  # type: ignore[arg-type]
+            if self._text_index is not None:
+                self._text_index[self._norm(advice.text)] = advice.id
+                self._text_gen = self.storage.gen
+            return advice
+
+    def new(
+        self,
+        text: str,
+        *,
+        kind: str = "general",
+        tags: Iterable[str] = (),
+        arch: str | None = None,
+        status: str = "authored",
+        source: str = "authored",
+        **fields: Any,
+    ) -> Advice:
+        """Create and store a new piece of advice (an authored one by default)."""
+        from evotui.memory.text import normalize_arch, normalize_tags
+
+        text = " ".join(text.split())
+        if not text:
+            raise AdviceError("advice text is empty")
+        advice = Advice(
+            id=new_id(), text=text, kind=kind or "general", tags=tuple(normalize_tags(list(tags))),
+            arch=normalize_arch(arch), status=status,
+            provenance=fields.pop("provenance", (Provenance(source=source),)), **fields,
+        )
+        return self.add(advice)
+
+    def update(self, advice_id: str, **changes: Any) -> Advice:
+        """Change fields of one piece of advice (text, kind, tags, arch, conditions, gain...)."""
+        if "status" in changes:
+            return self.set_status(advice_id, changes.pop("status"), **changes)
+        with self._locked():
+            current = self.get(advice_id)
+            new = current.with_(**changes)
+            if new.to_doc() == current.to_doc():
+                return current
+            new = new.with_(updated=now_iso())
+            self._write_doc(new)
+            return new
+
+    def set_status(self, advice_id: str, status: str, **changes: Any) -> Advice:
+        if status not in STATUSES:
+            raise AdviceError(f"unknown status {status!r}; expected one of {', '.join(STATUSES)}")
+        with self._locked():
+            current = self.get(advice_id)
+            stamp = now_iso()
+            new = current.with_(status=status, decided=stamp, updated=stamp, **changes)
+            self._write_doc(new)
+            return new
+
+    def accept(self, advice_id: str) -> Advice:
+        return self.set_status(advice_id, "accepted")
+
+    def veto(self, advice_id: str) -> Advice:
+        return self.set_status(advice_id, "vetoed")
+
+    def remove(self, advice_id: str) -> Advice:
+        with self._locked():
+            current = self.get(advice_id)
+            self._table.remove(doc_ids=[current.id])  # type: ignore[list-item]
+            return current
+
+    def record_outcome(self, advice_ids: Iterable[str], improved: bool) -> None:
+        """One showing of each piece of advice; ``improved``: the child beat its parent.
+        Ids no longer in the library are skipped. Does not change ``updated``."""
+        ids = sorted({a for a in advice_ids if is_valid_id(a)})
+        if not ids:
+            return
+        with self._locked():
+            lib = self.library_id
+            present = [a for a in ids if self._get(a) is not None]
+            if not present:
+                return
+
+            def bump(doc: dict) -> None:
+                counters = doc.setdefault("counters", {})
+                shown, wins = counters.get(lib, [0, 0])
+                counters[lib] = [int(shown) + 1, int(wins) + (1 if improved else 0)]
+
+            self._update(bump, present)
+
+    def merge_into(self, keep_id: str, drop_id: str) -> Advice:
+        """Fold ``drop`` into ``keep`` (provenance, counters added, tags) and remove ``drop``."""
+        with self._locked():
+            keep, drop = self.get(keep_id), self.get(drop_id)
+            if keep.id == drop.id:
+                raise AdviceError("cannot merge a piece of advice into itself")
+            merged = merge(keep, drop, counters="sum").with_(updated=now_iso())
+            self._write_doc(merged)
+            self._table.remove(doc_ids=[drop.id])  # type: ignore[list-item]
+            return merged
+
+    def replace(self, advice: Advice) -> Advice:
+        """Write ``advice`` over the record with the same id (which must exist)."""
+        with self._locked():
+            self.get(advice.id)
+            self._write_doc(advice)
+            return advice
+
+    # -- sharing ---------------------------------------------------------------------------------
+    def export_data(self) -> dict[str, Any]:
+        return {
+            "format": EXPORT_FORMAT,
+            "version": FORMAT_VERSION,
+            "library": self.library_id,
+            "exported": now_iso(),
+            "advice": [a.to_doc() for a in self.all()],
+        }
+
+    def import_data(self, data: Any) -> ImportResult:
+        """Merge an export (or a plain list of advice objects) into this library.
+
+        Same id or same normalised text: merged (counters, provenance, status by the later
+        decision). Otherwise added with its id and provenance. Importing twice adds nothing.
+        """
+        items = data.get("advice") if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise AdviceError("not an advice export: expected a list under 'advice'")
+        incoming = [_advice_from_import(item, i) for i, item in enumerate(items)]
+        undated = {id(a) for a, stamped in incoming if not stamped}
+        result = ImportResult()
+        with self._locked():
+            by_id = {d["id"]: Advice.from_doc(d) for d in self.snapshot().docs}
+            by_text = {self._norm(a.text): a.id for a in by_id.values()}
+            changed: dict[str, Advice] = {}
+            added: dict[str, Advice] = {}
+            for adv, _ in incoming:
+                target = adv.id if adv.id in by_id else by_text.get(self._norm(adv.text))
+                if target is not None:
+                    local = by_id[target]
+                    if id(adv) in undated:  # a bare {"text": ...}: its "now" is not news
+                        adv = adv.with_(created=local.created, updated=local.updated,
+                                        decided=local.decided)
+                    merged = merge(local, adv)
+                    if merged is local:
+                        result.unchanged += 1
+                        continue
+                    by_id[target] = merged
+                    (added if target in added else changed)[target] = merged
+                    if target not in result.merged and target not in added:
+                        result.merged.append(target)
+                    continue
+                while adv.id in by_id:
+                    adv = adv.with_(id=new_id())
+                by_id[adv.id] = added[adv.id] = adv
+                by_text[self._norm(adv.text)] = adv.id
+                result.added.append(adv.id)
+            if changed:
+                def apply(doc: dict) -> None:
+                    _replace_with(changed[doc["id"]].to_doc())(doc)
+
+                self._update(apply, list(changed))
+            if added:
+                self._table.insert_multiple(
+                    [Document(a.to_doc(), doc_id=a.id) for a in added.values()]  # type: ignore[arg-type]
+                )
+        return result
+
+
+def _advice_from_import(item: Any, index: int) -> tuple[Advice, bool]:
+    """The advice in one imported item, and whether it carried its own timestamps."""
+    if isinstance(item, str):
+        item = {"text": item}
+    if not isinstance(item, dict) or not str(item.get("text") or "").strip():
+        raise AdviceError(f"advice #{index + 1} in the file has no text")
+    doc = dict(item)
+    if not is_valid_id(str(doc.get("id") or "")):
+        doc["id"] = new_id()
+    if not doc.get("provenance"):  # stable, so that importing the same file twice is a no-op
+        doc["provenance"] = [Provenance(source="imported", date=str(doc.get("created") or "")).to_doc()]
+    try:
+        return Advice.from_doc(doc), bool(doc.get("created"))
+    except (TypeError, ValueError, KeyError, IndexError) as e:
+        raise AdviceError(f"advice #{index + 1} in the file is not valid: {e}") from e
