@@ -193,12 +193,20 @@ def shape_overrides(module: types.ModuleType, shape: dict[str, Any]) -> Iterator
         module.__dict__.update(saved)
 
 
-def make_inputs(module: types.ModuleType, shape: dict[str, Any], seed: int) -> list[Any]:
+def make_inputs(module: types.ModuleType, shape: dict[str, Any], seed: int,
+                device: Any = None) -> list[Any]:
+    """The task's inputs for one seed. With ``device``, factory calls in ``get_inputs`` that
+    name no device allocate there (generating 256 MB of randn on the host takes a second);
+    the judge and the worker use the same device type, so they see the same values."""
     import torch
 
     with shape_overrides(module, shape):
         torch.manual_seed(seed)
-        return list(module.get_inputs())
+        if device is None or torch.device(device).type == "cpu":
+            return list(module.get_inputs())
+        with torch.device(device):
+            values = list(module.get_inputs())
+        return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
 def make_init_inputs(module: types.ModuleType, shape: dict[str, Any]) -> list[Any]:

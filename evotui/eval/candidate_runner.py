@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import random
 import threading
+import time
 import traceback
 import types
 from pathlib import Path
@@ -57,6 +58,7 @@ class CandidateRunner:
             torch.cuda.set_device(self.device)
             self.timer = CudaTimer(self.device)
         self.tasks: dict[str, types.ModuleType] = {}
+        self.shared: list[Any] = []  # CUDA copies the judge reads through IPC handles
 
     # -- helpers ---------------------------------------------------------------------------
     def _task(self, path: str) -> types.ModuleType:
@@ -106,7 +108,7 @@ class CandidateRunner:
             raise CandidateFailure(reason, short_traceback(e, cand_path), restart=not healthy) from None
 
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
-        return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
+        return [dump_tensor(v, scratch / f"{prefix}_{i}.bin", self.shared) for i, v in enumerate(values)]
 
     # -- the request -----------------------------------------------------------------------
     def evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -128,6 +130,9 @@ class CandidateRunner:
 
     def _evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
         torch = self.torch
+        self.shared.clear()  # the judge has copied the previous candidate's tensors
+        phases: dict[str, float] = {}
+        clock = time.perf_counter()
         threads_before = threading.active_count()
         scratch = Path(req["scratch"])
         cand_path = req["candidate"]
@@ -160,21 +165,20 @@ class CandidateRunner:
 
         def run(shape_index: int, seed: int, policy: OpPolicy | None) -> tuple[list[Any], list[Any], int]:
             model = model_for(shape_index)
-            inputs = self._to_device(make_inputs(task, shapes[shape_index], seed))
+            inputs = self._to_device(make_inputs(task, shapes[shape_index], seed, self.device))
             in_bytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
             self._poison(2 * in_bytes)
             outs, launches = self._guarded_call(model, inputs, policy, cand_path)
             return inputs, outs, launches
 
-        report: dict[str, Any] = {"ok": True, "trials": [], "policy": {}, "launches": {}}
-        launches_per_shape: dict[int, int] = {}
+        report: dict[str, Any] = {"ok": True, "trials": [], "policy": {}, "launches": {},
+                                  "phases": phases}
+        phases["load"], clock = time.perf_counter() - clock, time.perf_counter()
         for i, trial in enumerate(req["trials"]):
             policy = OpPolicy(allow)
             inputs, outs, launches = run(trial["shape"], trial["seed"], policy)
             for op, n in policy.violations.items():
                 report["policy"][op] = report["policy"].get(op, 0) + n
-            # the steady state: the first call of a shape may include autotuning launches
-            launches_per_shape[trial["shape"]] = min(launches, launches_per_shape.get(trial["shape"], launches))
             report["trials"].append({
                 "seed": trial["seed"], "shape": trial["shape"], "launches": launches,
                 "outputs": self._dump(outs, scratch, f"t{i}_out"),
@@ -184,20 +188,24 @@ class CandidateRunner:
                 report["launches"][name] = report["launches"].get(name, 0) + count
             del inputs, outs
 
+        phases["trials"], clock = time.perf_counter() - clock, time.perf_counter()
         if req.get("time") and not report["policy"]:
-            report["timing"] = self._time(req, run, model_for, task, shapes, scratch, allow,
-                                          launches_per_shape.get(0, 0))
+            report["timing"] = self._time(req, run, model_for, task, shapes, scratch, allow)
+        phases["timing"], clock = time.perf_counter() - clock, time.perf_counter()
 
         # ghost replay: the same call with every kernel launch skipped
         self.recorder.ghost = True
         try:
-            _, ghost_outs, _ = run(0, req["ghost_seed"], None)
-            report["ghost"] = {"seed": req["ghost_seed"], "outputs": self._dump(ghost_outs, scratch, "ghost")}
+            ghost_shape = req.get("ghost_shape", 0)
+            _, ghost_outs, _ = run(ghost_shape, req["ghost_seed"], None)
+            report["ghost"] = {"seed": req["ghost_seed"], "shape": ghost_shape,
+                               "outputs": self._dump(ghost_outs, scratch, "ghost")}
         except CandidateFailure as f:
             report["ghost"] = {"seed": req["ghost_seed"], "error": f.message}
         finally:
             self.recorder.ghost = False
 
+        phases["ghost"] = time.perf_counter() - clock
         report["threads_started"] = threading.active_count() - threads_before
         report["children"] = _child_processes()
         report["timer_intact"] = self.timer.intact() if self.timer else True
@@ -209,11 +217,11 @@ class CandidateRunner:
                                    restart=True)
         return report
 
-    def _time(self, req, run, model_for, task, shapes, scratch, allow, launches_per_call) -> dict[str, Any]:
+    def _time(self, req, run, model_for, task, shapes, scratch, allow) -> dict[str, Any]:
         torch = self.torch
         seed = req["timing_seed"]
         model = model_for(0)
-        inputs = self._to_device(make_inputs(task, shapes[0], seed))
+        inputs = self._to_device(make_inputs(task, shapes[0], seed, self.device))
         state = {"out": None, "calls": 0, "watched": {}}
         self.recorder.reset()
 
@@ -251,13 +259,14 @@ class CandidateRunner:
         state["out"] = last = outs = None
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
-        fresh = self._to_device(make_inputs(task, shapes[0], req["recheck_seed"]))
+        fresh = self._to_device(make_inputs(task, shapes[0], req["recheck_seed"], self.device))
         for live, new in zip(inputs, fresh, strict=True):
             if isinstance(live, torch.Tensor):
                 live.copy_(new)
         del fresh
         recheck_policy = OpPolicy(allow)
-        recheck_outs, _ = self._guarded_call(model, inputs, recheck_policy, req["candidate"])
+        recheck_outs, steady_launches = self._guarded_call(model, inputs, recheck_policy,
+                                                           req["candidate"])
         recheck = self._dump(recheck_outs, scratch, "recheck_out")
         del recheck_outs
         verify_policy = OpPolicy(allow)
@@ -267,7 +276,7 @@ class CandidateRunner:
             "seed": seed,
             "calls": state["calls"],
             "launches": timing_launches,
-            "launches_per_call": launches_per_call,
+            "launches_per_call": steady_launches,
             "watched_policy": {**state["watched"], **recheck_policy.violations,
                                **verify_policy.violations},
             "recheck": {"seed": req["recheck_seed"], "outputs": recheck},

@@ -58,7 +58,7 @@ class Judge:
             torch.manual_seed(req["init_seed"])
             self.models[mkey] = task.Model(*init).to(self.device).eval()
         inputs = [v.to(self.device) if isinstance(v, torch.Tensor) else v
-                  for v in make_inputs(task, shape, seed)]
+                  for v in make_inputs(task, shape, seed, self.device)]
         with torch.no_grad():
             out = self.models[mkey](*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
         outs = list(out) if isinstance(out, tuple | list) else [out]
@@ -173,7 +173,7 @@ class Judge:
             self._judge_timing(req, timing)
         ghost = report.get("ghost") or {}
         if "outputs" in ghost:
-            _, refs = self._reference(req, 0, ghost["seed"])
+            _, refs = self._reference(req, ghost.get("shape", 0), ghost["seed"])
             try:
                 self._compare(req, ghost["outputs"], refs, "ghost")
             except Reject:
