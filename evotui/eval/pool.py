@@ -316,6 +316,9 @@ class EvaluatorPool:
         if report.get("ok") and timing and timing["median_ms"] * timing["samples"] > elapsed_ms:
             report = {"ok": False, "reason": reasons.TIMER_TAMPERED,
                       "message": "reported kernel time exceeds the wall-clock time of the run"}
+        phases = {k: float(v) for k, v in (report.get("phases") or {}).items()
+                  if isinstance(v, int | float)}
+        judge_started = time.monotonic()
         try:
             verdict = lane.judge.request({"op": "judge", "request": req, "report": report},
                                          JUDGE_TIMEOUT_S)
@@ -323,10 +326,12 @@ class EvaluatorPool:
             lane.judge.kill()
             return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
                                        worker_output_tail=tail)
-        return self._result(verdict, common, time.monotonic() - t0, tail)
+        phases["judge"] = time.monotonic() - judge_started
+        return self._result(verdict, common, time.monotonic() - t0, tail, phases)
 
     @staticmethod
-    def _result(verdict: dict[str, Any], common: dict[str, Any], wall_s: float, tail: str) -> EvalResult:
+    def _result(verdict: dict[str, Any], common: dict[str, Any], wall_s: float, tail: str,
+                phases: dict[str, float]) -> EvalResult:
         details = verdict.get("details") or {}
         timing = details.get("timing") or {}
         interpreter = common["interpreter"] or timing.get("method") == "interpreter"
@@ -348,4 +353,5 @@ class EvaluatorPool:
             launches=details.get("launches") or {},
             wall_s=wall_s,
             worker_output_tail=tail[-1000:],
+            phases=phases,
         )

@@ -38,6 +38,7 @@ class EvalResult:
     max_abs_err: float | None = None
     launches: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds: load, trials, timing, ghost, judge
     worker_output_tail: str = ""
 
     def as_dict(self) -> dict[str, Any]:
