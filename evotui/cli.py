@@ -110,5 +110,11 @@ def _print_result(task_name: str, candidate: Path, result) -> None:
     console.print(table)
 
 
+from evotui.cli_doctor import doctor  # noqa: E402
+from evotui.cli_run import run  # noqa: E402
+
+main.add_command(run)
+main.add_command(doctor)
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,74 @@
+"""``evotui run``: evolve a task's kernel, in the TUI or headless (DESIGN §3)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from evotui.config import DEFAULT_MODEL
+
+RUN_HELP = f"""Evolve the kernel of TASK (a KernelBench-format file or a folder such as
+sample_kernels/softmax), starting from its seed candidate.
+
+\b
+Mutators: llm (a local Ollama model), param (block sizes, num_warps, … without a model),
+mixed (both), auto (default: llm when Ollama answers and has the model, else param).
+The default model is {DEFAULT_MODEL}.
+
+The run directory (--out) receives report.json, report.md, best.py, events.jsonl and a
+checkpoint every generation: `evotui run --resume DIR` continues after Ctrl-C or a crash.
+"""
+
+
+@click.command("run", help=RUN_HELP)
+@click.argument("task", required=False, type=click.Path(path_type=Path))
+@click.option("--seed", "seed", type=click.Path(path_type=Path, dir_okay=False),
+              help="Seed candidate (default: seed.py next to the task).")
+@click.option("--headless", is_flag=True, help="No TUI: a progress line on stderr.")
+@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default=None,
+              help="cuda: every visible GPU; cpu: Triton's interpreter (checks correctness, "
+                   "times are not kernel speed); auto (default): cuda when a GPU is visible.")
+@click.option("--iterations", type=click.IntRange(min=0), default=None,
+              help="Evaluated children to run for (default 20; with --resume: the new total).")
+@click.option("--mutator", type=click.Choice(["auto", "llm", "param", "mixed"]), default=None,
+              help="How children are made (default auto).")
+@click.option("--model", default=None, help=f"Ollama model (default {DEFAULT_MODEL}).")
+@click.option("--ollama-host", default=None, metavar="URL",
+              help="Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Run directory (default: $EVOTUI_HOME/runs/TASK-TIMESTAMP).")
+@click.option("--resume", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              default=None, help="Continue the run in this directory.")
+@click.option("--memory-k", type=click.IntRange(0, 5), default=None,
+              help="Pieces of advice per prompt (default 3; 0 turns the advice library off).")
+@click.option("--random-seed", type=int, default=None, help="Seed of the engine's RNG (default 0).")
+@click.option("--llm-timeout", type=click.FloatRange(min=1), default=None,
+              help="Seconds one model answer may take (default 300).")
+@click.option("--eval-timeout", type=click.FloatRange(min=1), default=None,
+              help="Seconds one candidate's evaluation may take (default 180).")
+def run(task: Path | None, seed: Path | None, headless: bool, device: str | None,
+        iterations: int | None, mutator: str | None, model: str | None, ollama_host: str | None,
+        out: Path | None, resume: Path | None, memory_k: int | None, random_seed: int | None,
+        llm_timeout: float | None, eval_timeout: float | None) -> None:
+    from evotui.engine.session import RunOptions
+
+    if task is None and resume is None:
+        raise click.UsageError("give a TASK, or --resume DIR")
+    options = RunOptions(
+        task=str(task) if task else None, seed=str(seed) if seed else None, device=device,
+        iterations=iterations, mutator=mutator, model=model, ollama_host=ollama_host,
+        out=str(out) if out else None, resume=str(resume) if resume else None,
+        memory_k=memory_k, random_seed=random_seed, llm_timeout=llm_timeout,
+        eval_timeout=eval_timeout)
+    if not headless:
+        try:
+            from evotui.tui import run_tui  # type: ignore[attr-defined]
+        except ImportError:
+            click.echo("The TUI is not built yet: running headless.", err=True)
+        else:
+            sys.exit(run_tui(options))
+    from evotui import headless as runner
+
+    sys.exit(runner.run(options))

@@ -1,0 +1,174 @@
+"""The run report: ``report.json`` figures, ``report.md`` for people, the ``best.py`` header.
+
+On the CPU interpreter, times are wall times of Triton's interpreter: they rank candidates
+but are never called speedups (``speedup_*`` stay null there).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from evotui.engine.population import Candidate
+
+if TYPE_CHECKING:
+    from evotui.engine.loop import Engine
+
+
+def _metrics(c: Candidate | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {
+        "id": c.id,
+        "parent_id": c.parent_id,
+        "mutator": c.mutator,
+        "model": c.model,
+        "description": c.description,
+        "time_ms": c.time_ms,
+        "spread_pct": c.extra.get("spread_pct"),
+        "speedup_eager": c.speedup_eager,
+        "speedup_compile": c.speedup_compile,
+        "roofline_pct": c.roofline_pct,
+        "interpreter": bool(c.extra.get("interpreter")),
+    }
+
+
+def lineage(engine: Engine, c: Candidate) -> list[Candidate]:
+    """From the seed down to ``c`` (copies are skipped over)."""
+    chain: list[Candidate] = []
+    node: Candidate | None = c
+    while node is not None and len(chain) < 1000:
+        if node.copy_of is None:
+            chain.append(node)
+        pid = node.parent_id
+        node = engine.population.get(pid) if pid and pid in engine.population else None
+    return chain[::-1]
+
+
+def build_report(engine: Engine) -> dict[str, Any]:
+    pop = engine.population
+    children = [c for c in pop.candidates() if c.copy_of is None and c.mutator != "seed"]
+    done = [c for c in children if c.status != "pending"]
+    accepted = [c for c in done if c.status == "accepted"]
+    by_reason = Counter(c.reason or "unknown" for c in done if c.status == "rejected")
+    by_mutator: dict[str, dict[str, int]] = {}
+    for c in done:
+        row = by_mutator.setdefault(c.mutator, {"evaluated": 0, "accepted": 0})
+        row["evaluated"] += 1
+        row["accepted"] += c.status == "accepted"
+    seed = pop.get(engine.seed_id) if engine.seed_id and engine.seed_id in pop else None
+    best = engine.best
+    best_dict = _metrics(best)
+    interpreter = engine.evaluator.is_cpu
+    if best_dict is not None:
+        ratio = (seed.time_ms / best.time_ms if seed is not None and best is not None
+                 and seed.time_ms and best.time_ms else None)
+        best_dict["speedup_vs_seed"] = None if interpreter or ratio is None else round(ratio, 4)
+        best_dict["lineage"] = [x.id for x in lineage(engine, best)] if best else []
+    elapsed = engine.elapsed()
+    return {
+        "task": engine.task.name,
+        "task_path": str(engine.task.path),
+        "device": ", ".join(engine.evaluator.devices),
+        "interpreter": interpreter,
+        "mutator": engine.mutator.name,
+        "model": engine.mutator.model,
+        "outcome": engine.outcome,
+        "message": engine.outcome_message,
+        "iterations": engine.config.iterations,
+        "evaluated": engine.evaluated,
+        "generations": engine.generation,
+        "accepted": len(accepted),
+        "rejected": len(done) - len(accepted),
+        "rejected_by_reason": dict(sorted(by_reason.items())),
+        "by_mutator": by_mutator,
+        "seed": _metrics(seed),
+        "best": best_dict,
+        "llm": engine.account(),
+        "eval_seconds": round(engine.eval_seconds, 2),
+        "gpu_seconds": None if interpreter else round(engine.eval_seconds, 2),
+        "wall_seconds": round(elapsed, 2),
+        "evaluations_per_minute": engine.evals_per_minute(),
+        "config": engine.config.to_dict(),
+        "run_dir": str(engine.run_dir.path) if engine.run_dir else None,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def _fmt(v: Any, unit: str = "", digits: int = 2) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}{unit}"
+    return f"{v}{unit}"
+
+
+def best_summary(report: dict[str, Any]) -> str:
+    best = report.get("best")
+    if not best:
+        return "no accepted candidate"
+    if report["interpreter"]:
+        return (f"{best['id']}: {_fmt(best['time_ms'], ' ms', 1)} of interpreter wall time "
+                "(CPU interpreter: not a kernel speed)")
+    parts = [f"{best['id']}: {_fmt(best['time_ms'] and best['time_ms'] * 1000, ' µs')}"]
+    if best.get("speedup_eager") is not None:
+        parts.append(f"{best['speedup_eager']:.2f}× eager")
+    if best.get("speedup_compile") is not None:
+        parts.append(f"{best['speedup_compile']:.2f}× torch.compile")
+    if best.get("roofline_pct") is not None:
+        parts.append(f"{best['roofline_pct']:.0f} % of roofline")
+    return ", ".join(parts)
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    r = report
+    llm = r["llm"]
+    model = f" ({r['model']})" if r["model"] else ""
+    where = " (Triton CPU interpreter: times are not kernel speed)" if r["interpreter"] else ""
+    lines = [
+        f"# evotui run: {r['task']}",
+        "",
+        f"{r['outcome']}: {r['message']}",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| task | `{r['task_path']}` |",
+        f"| device | {r['device']}{where} |",
+        f"| mutator | {r['mutator']}{model} |",
+        f"| evaluated | {r['evaluated']} of {r['iterations']} ({r['generations']} generations) |",
+        f"| accepted / rejected | {r['accepted']} / {r['rejected']} |",
+        f"| best | {best_summary(r)} |",
+        f"| evaluations per minute | {_fmt(r['evaluations_per_minute'])} |",
+        f"| evaluation seconds | {_fmt(r['eval_seconds'])} (GPU: {_fmt(r['gpu_seconds'])}) |",
+        f"| wall seconds | {_fmt(r['wall_seconds'])} |",
+    ]
+    if r["rejected_by_reason"]:
+        lines += ["", "## Rejections", "", "| reason | count |", "| --- | --- |"]
+        lines += [f"| {k} | {v} |" for k, v in r["rejected_by_reason"].items()]
+    if llm["calls"] or llm["failures"]:
+        lines += [
+            "", "## Model", "", "| | |", "| --- | --- |",
+            f"| calls | {llm['calls']} (retries {llm['retries']}) |",
+            f"| failures | {llm['failures']} "
+            + (f"({', '.join(f'{k}: {v}' for k, v in llm['failures_by_kind'].items())})"
+               if llm["failures_by_kind"] else "") + " |",
+            f"| tokens | {llm['prompt_tokens']} prompt, {llm['completion_tokens']} completion |",
+            f"| seconds | {_fmt(llm['seconds'])} ({_fmt(llm['tokens_per_s'])} tokens/s) |",
+        ]
+    best = r.get("best")
+    if best and best.get("lineage"):
+        lines += ["", "## How the best came about", "", " → ".join(best["lineage"])]
+        if best.get("description"):
+            lines += ["", f"Last change: {best['description']}"]
+    return "\n".join(lines) + "\n"
+
+
+def best_file(report: dict[str, Any], source: str) -> str:
+    """``best.py``: the candidate's source (standalone: torch + triton) under a short header."""
+    header = [
+        f"# Best candidate of an evotui run on task `{report['task']}` ({report['device']}):",
+        f"# {best_summary(report)}.",
+        f"# Check it again with: evotui bench {report['task_path']} best.py",
+    ]
+    return "\n".join(header) + "\n" + source.lstrip("\n")

@@ -1,0 +1,239 @@
+"""Putting a run together from options: task, seed, mutator, evaluator, run directory,
+advice library, engine — for every face (headless runner, TUI).
+
+Setup problems (a bad task, no seed, ``--mutator llm`` without a server, a run directory in
+use, no GPU for ``--device cuda``) raise ``SetupError``: one line for the user, exit code 2.
+``--mutator auto`` never fails for want of a model: it falls back to the parameter mutator and
+says, in one line, how to enable the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from evotui import config as evoconfig
+from evotui.engine.loop import Engine, EngineConfig, Evaluator, MemoryHook
+from evotui.engine.mutators import LLMMutator, MixedMutator, Mutator, ParamMutatorAdapter
+from evotui.engine.rundir import RunDir, RunDirError, load_checkpoint
+from evotui.task import TaskError, TaskRef, resolve_task
+
+MUTATOR_MODES = ("auto", "llm", "param", "mixed")
+DEFAULT_ITERATIONS = 20
+DEFAULT_MEMORY_K = 3
+LLM_OPTIONS = {"num_ctx": 8192, "temperature": 0.7}
+
+
+class SetupError(Exception):
+    """Why a run cannot start: one line for the user (exit code 2)."""
+
+
+@dataclass
+class RunOptions:
+    """What ``evotui run`` was asked. ``None`` means "not given": the default for a new run,
+    the stored value for ``resume``."""
+
+    task: str | None = None
+    seed: str | None = None
+    device: str | None = None  # auto | cuda | cpu
+    iterations: int | None = None
+    mutator: str | None = None  # auto | llm | param | mixed
+    model: str | None = None
+    ollama_host: str | None = None
+    out: str | None = None
+    resume: str | None = None
+    memory_k: int | None = None
+    random_seed: int | None = None
+    llm_timeout: float | None = None
+    eval_timeout: float | None = None
+
+    def merged(self, stored: dict[str, Any]) -> RunOptions:
+        """These options over the ones a checkpoint stored."""
+        known = {f.name for f in fields(self)}
+        base = {k: v for k, v in stored.items() if k in known}
+        mine = {k: v for k, v in asdict(self).items() if v is not None}
+        return RunOptions(**{**base, **mine})
+
+
+@dataclass
+class Session:
+    engine: Engine
+    evaluator: Evaluator
+    run_dir: RunDir
+    options: RunOptions
+    mode: str  # the mutator actually used
+    notes: list[str] = field(default_factory=list)  # one-line messages for the user
+    owns_evaluator: bool = True
+
+    async def aclose(self) -> None:
+        self.run_dir.close()
+        close = getattr(self.evaluator, "close", None)
+        if self.owns_evaluator and close is not None:
+            await asyncio.to_thread(close)
+
+
+async def resolve_mutator(mode: str, model: str, host: str | None,
+                          llm_timeout: float) -> tuple[Mutator, list[str]]:
+    """The mutator for ``mode``; ``auto`` probes Ollama and falls back to parameters."""
+    if mode not in MUTATOR_MODES:
+        raise SetupError(f"unknown mutator {mode!r} (choose from {', '.join(MUTATOR_MODES)})")
+    if mode == "param":
+        return ParamMutatorAdapter(), []
+    from backends import get_backend
+    from evotui.engine.prompting import PromptBuilder
+    from evotui.llm import OllamaLLM, has_model, probe
+
+    llm = OllamaLLM(model, host=host, timeout=llm_timeout, options=LLM_OPTIONS)
+    where = llm.display_host
+    status = await probe(llm.host)
+    if not status.reachable:
+        why = f"no Ollama server answers at {where}"
+        fix = f"`ollama serve`, then `ollama pull {model}`"
+    elif status.error is not None:
+        why, fix = f"the Ollama server at {where} failed: {status.error}", "`ollama serve`"
+    elif not has_model(status, model):
+        why, fix = f"model {model} is not on the Ollama server at {where}", f"`ollama pull {model}`"
+    else:
+        builder = PromptBuilder(get_backend("triton").prompt_dir)
+        llm_mutator = LLMMutator(llm, builder)
+        if mode == "mixed":
+            return MixedMutator(llm_mutator, ParamMutatorAdapter()), [f"model: {model} at {where}"]
+        return llm_mutator, [f"model: {model} at {where}"]
+    if mode == "auto":
+        return ParamMutatorAdapter(), [
+            f"No LLM ({why}): using the parameter mutator. To enable the LLM: {fix}."]
+    raise SetupError(f"--mutator {mode}: {why}. Fix: {fix}, or point --ollama-host / OLLAMA_HOST "
+                     "at a running server (or use --mutator param).")
+
+
+async def open_memory(k: int, arch: str | None, task: TaskRef, host: str | None,
+                      use_embeddings: bool) -> tuple[MemoryHook | None, str | None]:
+    """The advice library's engine hook (``evotui.memory.hook.MemoryHook``), or why not."""
+    if k <= 0:
+        return None, None
+    try:
+        from evotui.memory.hook import MemoryHook as LibraryHook
+        from evotui.memory.store import AdviceStore
+    except ImportError as e:
+        return None, f"advice library unavailable ({e}): running without advice"
+    try:
+        embedder = None
+        if use_embeddings:
+            from evotui.memory.embed import OllamaEmbedder
+
+            embedder = OllamaEmbedder(host=host)
+        hook = LibraryHook(AdviceStore(), k=k, arch=arch, embedder=embedder)
+        if embedder is not None:
+            await asyncio.wait_for(hook.warm(task.meta), 60)
+    except Exception as e:
+        return None, (f"advice library could not be opened ({type(e).__name__}: {e}): "
+                      "running without advice")
+    return hook, None
+
+
+async def _device_facts(evaluator: Evaluator) -> dict[str, Any]:
+    """GPU name and architecture from the evaluator's judge (never from this process, which
+    must not open a CUDA context); empty on the CPU."""
+    facts_fn = getattr(evaluator, "device_facts", None)
+    if evaluator.is_cpu or facts_fn is None:
+        return {}
+    try:
+        return dict(await asyncio.to_thread(facts_fn) or {})
+    except Exception:
+        return {}
+
+
+def _task_and_seed(opts: RunOptions, resuming: bool) -> tuple[TaskRef, str | None]:
+    if not opts.task:
+        raise SetupError("no TASK given (a task file or folder such as sample_kernels/softmax)")
+    try:
+        task = resolve_task(opts.task)
+    except TaskError as e:
+        raise SetupError(str(e)) from None
+    if resuming:
+        return task, None
+    seed_path = Path(opts.seed) if opts.seed else task.seed_path
+    if seed_path is None:
+        raise SetupError(f"task {task.name} has no seed candidate (seed.py next to it): pass --seed FILE")
+    try:
+        return task, seed_path.read_text()
+    except OSError as e:
+        raise SetupError(f"cannot read seed {seed_path}: {e.strerror}") from None
+
+
+async def open_session(options: RunOptions, *, evaluator: Evaluator | None = None,
+                       memory: MemoryHook | None = None) -> Session:
+    checkpoint: dict[str, Any] | None = None
+    opts = options
+    if options.resume:
+        try:
+            checkpoint = load_checkpoint(Path(options.resume))
+        except RunDirError as e:
+            raise SetupError(str(e)) from None
+        stored = {**(checkpoint.get("run") or {}), "task": checkpoint.get("task")}
+        opts = options.merged(stored)
+        if options.task:
+            try:
+                given = str(resolve_task(options.task).path)
+            except TaskError as e:
+                raise SetupError(str(e)) from None
+            if given != checkpoint.get("task"):
+                raise SetupError(f"{options.resume} is a run of {checkpoint.get('task')}, "
+                                 f"not of {given}")
+    task, seed_source = _task_and_seed(opts, checkpoint is not None)
+
+    mode = opts.mutator or "auto"
+    model = opts.model or evoconfig.DEFAULT_MODEL
+    mutator, notes = await resolve_mutator(mode, model, opts.ollama_host,
+                                           opts.llm_timeout or 300.0)
+
+    if checkpoint is not None:
+        cfg = EngineConfig.from_dict(checkpoint.get("config") or {})
+        if options.iterations is not None:
+            cfg.iterations = options.iterations
+        if options.memory_k is not None:
+            cfg.memory_k = options.memory_k
+    else:
+        cfg = EngineConfig(
+            iterations=opts.iterations if opts.iterations is not None else DEFAULT_ITERATIONS,
+            seed=opts.random_seed or 0,
+            memory_k=opts.memory_k if opts.memory_k is not None else DEFAULT_MEMORY_K)
+    if opts.eval_timeout:
+        cfg.eval_timeout_s = opts.eval_timeout
+
+    owns = evaluator is None
+    if evaluator is None:
+        from evotui.eval import EvaluatorPool
+
+        try:
+            evaluator = EvaluatorPool(opts.device or "auto")
+        except RuntimeError as e:
+            raise SetupError(str(e)) from None
+    facts = await _device_facts(evaluator)
+    if memory is None:
+        memory, note = await open_memory(cfg.memory_k, facts.get("arch"), task,
+                                         opts.ollama_host, mutator.model is not None)
+        if note:
+            notes.append(note)
+
+    out = Path(opts.resume) if opts.resume else (
+        Path(opts.out) if opts.out else
+        evoconfig.runs_dir() / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        run_dir = RunDir(out, resume=checkpoint is not None)
+    except RunDirError as e:
+        if owns:
+            await asyncio.to_thread(getattr(evaluator, "close", lambda: None))
+        raise SetupError(str(e)) from None
+
+    run_info = {**asdict(opts), "task": str(task.path), "out": str(out), "resume": None}
+    engine = Engine(task, evaluator, mutator, cfg, seed_source=seed_source, memory=memory,
+                    run_dir=run_dir, checkpoint=checkpoint, run_info=run_info)
+    engine.device_info = {k: facts[k] for k in ("name", "arch") if k in facts}
+    if checkpoint is not None:
+        notes.append(f"resuming {out}: {engine.evaluated} of {cfg.iterations} children evaluated, "
+                     f"generation {engine.generation}")
+    return Session(engine, evaluator, run_dir, opts, mutator.name, notes, owns)
