@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,6 +160,10 @@ class AdviceStore:
                 yield
             finally:
                 self._lock.release()
+
+    def locked(self) -> AbstractContextManager[None]:
+        """Hold the library's lock across several calls (re-entrant): read, decide, write."""
+        return self._locked()
 
     def close(self) -> None:
         self._db.close()

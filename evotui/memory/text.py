@@ -139,3 +139,31 @@ def arch_compatible(advice_arch: str | None, task_arch: str | None) -> bool:
     """Advice without an arch fits every GPU; a task without a known arch accepts all."""
     a, t = normalize_arch(advice_arch), normalize_arch(task_arch)
     return a is None or t is None or a == t
+
+
+# -- tags from text ---------------------------------------------------------------------------
+
+KEYWORD_TAGS: tuple[tuple[str, str], ...] = (
+    ("vectoriz", "vectorized-loads"), ("float4", "vectorized-loads"), ("coalesc", "coalescing"),
+    ("num_warps", "num_warps"), ("warps", "num_warps"), ("num_stages", "num_stages"),
+    ("stages", "num_stages"), ("autotun", "autotune"), ("persistent", "persistent-kernel"),
+    ("fuse", "fusion"), ("fusing", "fusion"), ("fusion", "fusion"), ("epilogue", "epilogue"),
+    ("tile", "tiling"), ("tiling", "tiling"), ("block_size", "block-size"),
+    ("block size", "block-size"), ("shared memory", "shared-memory"), ("smem", "shared-memory"),
+    ("l2", "l2-reuse"), ("group_m", "grouped-ordering"), ("online softmax", "online-softmax"),
+    ("accumulat", "fp32-accumulation"), ("mask", "masks"), ("exp2", "exp2"), ("tf32", "tf32"),
+    ("split", "split-reduction"), ("atomic", "atomics"), ("constexpr", "constexpr"),
+    ("int32", "int32"), ("pipelin", "pipelining"), ("occupancy", "occupancy"),
+    ("register", "registers"), ("bank conflict", "bank-conflicts"), ("__ldg", "read-only-cache"),
+    ("tl.dot", "tl.dot"), ("tensor core", "tensor-cores"), ("launch", "launch-overhead"),
+)
+
+
+def suggest_tags(text: str, limit: int = 4) -> list[str]:
+    """Tags that the words of ``text`` suggest (for distilled advice and the audit's fixes)."""
+    low = text.lower()
+    out: list[str] = []
+    for needle, tag in KEYWORD_TAGS:
+        if needle in low and tag not in out:
+            out.append(tag)
+    return out[:limit]

@@ -1,0 +1,269 @@
+"""Successful mutations → one sentence of proposed advice, merged instead of repeated.
+
+Two ways, as the seed asks:
+
+- ``template_text``/``distill_params``: for a change of tunables only, no model needed —
+  ``"BLOCK_SIZE 1024→4096, num_warps 4→8: +12 % on softmax 8192×8192 fp32, H200"``;
+- ``distill_llm``: the model reads the diff, the metrics and the task (the prompt is
+  ``prompts/distill.txt``) and answers with one sentence, which ``clean_sentence`` cuts out
+  of whatever came back (thinking sections, labels, quotes, code, extra sentences).
+
+``merge_or_add`` folds a near-duplicate into the advice already there (same kind and arch;
+same tunable changes on the same task, or token Jaccard ≥ 0.8 for sentences): provenance
+and gains accumulate instead of the library repeating itself. ``distill_run`` does all of
+that for the mutations of a run with gain > 5 %.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evotui.memory.merge import merge
+from evotui.memory.model import Advice, Provenance, new_id, now_iso
+from evotui.memory.prompting import load_prompt, pct
+from evotui.memory.store import AdviceStore
+from evotui.memory.text import (
+    content_words,
+    first_sentence,
+    jaccard,
+    normalize_arch,
+    normalize_tags,
+    suggest_tags,
+)
+
+MIN_GAIN = 0.05  # the seed: only mutations with more than 5 % gain become advice
+NEAR_DUPLICATE = 0.8
+MAX_WORDS = 40
+MAX_DIFF_CHARS = 6000
+
+Ask = Callable[[str], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    name: str
+    kind: str = "general"
+    shape: str | None = None  # "8192x8192"
+    dtype: str | None = None  # "fp32"
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One successful parent → child step of a run, as the engine saw it."""
+
+    task: TaskInfo
+    gain: float  # fraction: 0.12 = the child is 12 % faster than its parent
+    parent: str | None = None
+    child: str | None = None
+    run: str | None = None
+    model: str | None = None  # the LLM that wrote the child, or None for the param mutator
+    backend: str | None = None
+    gpu: str | None = None  # "NVIDIA H200"
+    changes: Mapping[str, tuple[int, int]] | None = None  # tunables only: name → (old, new)
+    diff: str | None = None
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+
+
+def gpu_label(gpu: str | None) -> str | None:
+    """"NVIDIA H200" → "H200"; "cpu" / interpreter → None."""
+    if not gpu:
+        return None
+    g = re.sub(r"^(nvidia|tesla|geforce|amd|instinct)\s+", "", gpu.strip(), flags=re.I)
+    g = re.sub(r"^(nvidia|tesla|geforce)\s+", "", g, flags=re.I)
+    return None if g.lower() in ("cpu", "interpreter", "") else g
+
+
+def _shape(shape: str | None) -> str | None:
+    return re.sub(r"\s*[x*,]\s*", "×", shape.strip()) if shape else None
+
+
+def template_text(task: TaskInfo, gpu: str | None, changes: Mapping[str, tuple[int, int]],
+                  gain: float) -> str:
+    """``"BLOCK_SIZE 1024→4096, num_warps 4→8: +12 % on softmax 8192×8192 fp32, H200"``."""
+    what = ", ".join(f"{name} {old}→{new}" for name, (old, new) in changes.items())
+    on = " ".join(x for x in (task.name, _shape(task.shape), task.dtype) if x)
+    where = gpu_label(gpu)
+    return f"{what}: {pct(gain)} on {on}" + (f", {where}" if where else "")
+
+
+def _tags(m: Mutation, extra: Iterable[str]) -> tuple[str, ...]:
+    base = [m.task.kind] if m.task.kind not in ("general", "") else []
+    if m.task.dtype:
+        base.append(m.task.dtype)
+    return tuple(normalize_tags([*base, *extra, *m.task.tags])[:8])
+
+
+def _conditions(m: Mutation) -> dict[str, Any]:
+    cond: dict[str, Any] = {}
+    if m.task.dtype:
+        cond["dtypes"] = [m.task.dtype]
+    if m.task.shape:
+        cond["shapes"] = [_shape(m.task.shape)]
+    return cond
+
+
+def _provenance(m: Mutation) -> Provenance:
+    return Provenance(source="distilled", run=m.run, parent=m.parent, child=m.child,
+                      task=m.task.name, model=m.model, backend=m.backend, gpu=m.gpu,
+                      gain=round(float(m.gain), 6), date=now_iso())
+
+
+def distill_params(m: Mutation) -> Advice:
+    """Proposed advice for a change of tunables, from the template."""
+    if not m.changes:
+        raise ValueError("distill_params needs the tunable changes")
+    changes = {str(k): (int(v[0]), int(v[1])) for k, v in m.changes.items()}
+    cond = _conditions(m)
+    cond["template"] = {
+        "changes": {k: list(v) for k, v in changes.items()},
+        "task": m.task.name, "shape": m.task.shape, "dtype": m.task.dtype, "gpu": m.gpu,
+    }
+    names = [k.lower() for k in changes]
+    return Advice(
+        id=new_id(), text=template_text(m.task, m.gpu, changes, m.gain), kind=m.task.kind,
+        tags=_tags(m, ["tuning", *names]), conditions=cond, arch=normalize_arch(m.gpu),
+        gain=float(m.gain), provenance=(_provenance(m),), status="proposed",
+    )
+
+
+# -- with a model ---------------------------------------------------------------------------------
+
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+_FENCE = re.compile(r"```.*?(```|$)", re.S)
+_LABEL = re.compile(r"^\s*(?:[-*•>]|\d+[.)]|#+)?\s*(?:\*\*)?\s*(?:advice|sentence|answer|tip|"
+                    r"recommendation|final answer)\s*(?:\*\*)?\s*[:：-]\s*", re.I)
+
+
+def clean_sentence(raw: str) -> str | None:
+    """One sentence of advice out of a model's answer, or None when there is none."""
+    text = _THINK.sub(" ", raw or "")
+    if "</think>" in text.lower():  # an unopened closing tag: everything before is thinking
+        text = text[text.lower().rindex("</think>") + len("</think>"):]
+    text = re.sub(r"<think>.*", " ", text, flags=re.S | re.I)  # unclosed thinking
+    text = _FENCE.sub(" ", text)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    candidate = ""
+    for ln in lines:
+        ln = _LABEL.sub("", ln)
+        ln = re.sub(r"^(?:[-*•>]|\d+[.)])\s+", "", ln).strip()
+        if re.fullmatch(r"[\w\s]{0,30}:", ln) or not ln:
+            continue  # a heading such as "Here is the advice:"
+        candidate = ln
+        break
+    candidate = candidate.strip().strip("*_`\"'“”‘’ ").strip()
+    if not candidate:
+        return None
+    sentence = first_sentence(candidate)
+    words = sentence.split()
+    if len(words) > MAX_WORDS:
+        sentence = " ".join(words[:MAX_WORDS]).rstrip(",;:") + "…"
+    if len(words) < 3:
+        return None
+    if sentence[-1] not in ".!?…":
+        sentence += "."
+    return sentence
+
+
+def distill_prompt(m: Mutation) -> str:
+    diff = (m.diff or "(no diff given)").strip()
+    if len(diff) > MAX_DIFF_CHARS:
+        diff = diff[:MAX_DIFF_CHARS] + "\n… (diff cut)"
+    context = ", ".join(x for x in (m.task.kind, _shape(m.task.shape), m.task.dtype) if x)
+    metrics = "\n".join(f"- {k}: {v}" for k, v in m.metrics.items()) or "- (none given)"
+    return load_prompt("distill.txt").format(
+        backend=m.backend or "GPU", task=m.task.name, context=context, gain=pct(m.gain).lstrip("+"),
+        gpu=gpu_label(m.gpu) or "the GPU", parent=m.parent or "?", child=m.child or "?",
+        metrics=metrics, diff=diff,
+    )
+
+
+async def distill_llm(ask: Ask, m: Mutation) -> Advice | None:
+    """Proposed advice in the model's words (``ask(prompt) -> answer``), or None when the
+    answer holds no usable sentence."""
+    sentence = clean_sentence(await ask(distill_prompt(m)))
+    if sentence is None:
+        return None
+    return Advice(
+        id=new_id(), text=sentence, kind=m.task.kind, tags=_tags(m, suggest_tags(sentence)),
+        conditions=_conditions(m), arch=normalize_arch(m.gpu), gain=float(m.gain),
+        provenance=(_provenance(m),), status="proposed",
+    )
+
+
+# -- merging ---------------------------------------------------------------------------------------
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in content_words(text) if not re.fullmatch(r"[+-]?\d+(\.\d+)?", w))
+
+
+def same_advice(a: Advice, b: Advice, threshold: float = NEAR_DUPLICATE) -> bool:
+    """Near-duplicates: same kind and arch, and the same tunable change on the same task or
+    nearly the same words (figures aside)."""
+    if a.kind != b.kind or normalize_arch(a.arch) != normalize_arch(b.arch):
+        return False
+    ta, tb = a.conditions.get("template"), b.conditions.get("template")
+    if ta or tb:
+        keys = ("changes", "task", "shape", "dtype")
+        return bool(ta and tb) and all(ta.get(k) == tb.get(k) for k in keys)
+    return jaccard(_words(a.text), _words(b.text)) >= threshold
+
+
+def _rerender(a: Advice) -> Advice:
+    t = a.conditions.get("template")
+    if not t or a.gain is None:
+        return a
+    task = TaskInfo(name=t.get("task") or "", shape=t.get("shape"), dtype=t.get("dtype"))
+    changes = {k: (int(v[0]), int(v[1])) for k, v in (t.get("changes") or {}).items()}
+    runs = len([p for p in a.provenance if p.gain is not None])
+    text = template_text(task, t.get("gpu"), changes, a.gain)
+    if runs > 1:
+        text = text.replace(f"{pct(a.gain)} on", f"{pct(a.gain)} (median of {runs} runs) on", 1)
+    return a.with_(text=text)
+
+
+def merge_or_add(store: AdviceStore, advice: Advice,
+                 threshold: float = NEAR_DUPLICATE) -> tuple[Advice, bool]:
+    """Add ``advice``, or fold it into a near-duplicate already there (not a vetoed one:
+    vetoed advice stays vetoed and the new evidence is added to it). Returns (stored, merged)."""
+    def find(docs: list[dict]) -> Advice | None:
+        for d in docs:
+            if d.get("kind") == advice.kind:
+                other = Advice.from_doc(d)
+                if same_advice(other, advice, threshold):
+                    return other
+        return None
+
+    with store.locked():
+        existing = find(store.snapshot().docs)
+        if existing is None:
+            return store.add(advice), False
+        merged = _rerender(merge(existing, advice, counters="sum")).with_(updated=now_iso())
+        store.replace(merged)
+        return merged, True
+
+
+async def distill_run(store: AdviceStore, mutations: Iterable[Mutation], ask: Ask | None = None,
+                      min_gain: float = MIN_GAIN) -> list[Advice]:
+    """Proposed advice from every mutation with gain > ``min_gain``: the template for tunable
+    changes, the model (when ``ask`` is given) for the rest. Model failures are skipped."""
+    out: list[Advice] = []
+    for m in mutations:
+        if not (m.gain > min_gain):
+            continue
+        advice: Advice | None = None
+        if m.changes:
+            advice = distill_params(m)
+        elif ask is not None:
+            try:
+                advice = await distill_llm(ask, m)
+            except Exception:  # one failed distillation must not stop the rest
+                advice = None
+        if advice is not None:
+            out.append(merge_or_add(store, advice)[0])
+    return out
+
+
