@@ -110,11 +110,13 @@ def _print_result(task_name: str, candidate: Path, result) -> None:
     console.print(table)
 
 
+from evotui.cli_advice import advice  # noqa: E402
 from evotui.cli_doctor import doctor  # noqa: E402
 from evotui.cli_run import run  # noqa: E402
 
 main.add_command(run)
 main.add_command(doctor)
+main.add_command(advice)
 
 if __name__ == "__main__":
     main()
