@@ -125,11 +125,12 @@ class AdviceStore:
     # -- opening ---------------------------------------------------------------------------------
     def _open(self, cold_start: bool) -> None:
         self.storage.read()  # a damaged file raises CorruptLibrary here, before any write
-        if self.storage.meta.get("library") and self.path.exists():
+        leftovers = any(self.path.parent.glob(f".{self.path.name}.*.tmp"))
+        if self.storage.meta.get("library") and self.path.exists() and not leftovers:
             return
         try:
             with self._locked():
-                remove_stale_temps(self.path)
+                remove_stale_temps(self.path)  # a writer killed mid-write left it
                 data = self.storage.read()
                 if self.storage.meta.get("library") and data is not None:
                     return
