@@ -131,17 +131,19 @@ class ProgressDisplay:
         prop = self.proposed.pop(ev.id, None)
         if prop is not None and prop.mutator != "seed":
             self.evaluated += 1
-        what = f"{ev.id} ← {prop.parent_id or 'seed'}" if prop and prop.parent_id else ev.id
-        how = f"{prop.mutator} {_clip(prop.description, 48)}" if prop else ""
+        what = ev.id
+        if prop is not None and prop.parent_id:
+            what += f" ← {prop.parent_origin or prop.parent_id}"
+        how = f" {prop.mutator} {_clip(prop.description, 48)}" if prop else ""
         if ev.accepted:
-            verdict = f"accepted {self._speed(ev)}"
+            verdict = f"accepted, {self._speed(ev)}"
         else:
             verdict = f"rejected {ev.reason}: {_clip(ev.message, 80)}"
-        star = " ★ new best" if ev.new_best or (prop and prop.mutator == "seed" and ev.accepted) else ""
-        if star:
+        star = " ★ new best" if ev.new_best else ""
+        if ev.new_best:
             self.best = f"{ev.id} {self._speed(ev)}"
         style = "green" if star else ("" if ev.accepted else "red")
-        return Text(f"{what:16} {how:58} {verdict}{star}", style=style)
+        return Text(f"{what}{how}: {verdict}{star}", style=style)
 
     def _speed(self, ev: CandidateEvaluated) -> str:
         if ev.time_ms is None:

@@ -63,6 +63,9 @@ class CandidateProposed(Event):
     description: str
     diff: str  # unified diff parent -> child ('' for the seed)
     advice_ids: tuple[str, ...] = ()
+    # the candidate whose program the parent is: the parent itself, or the original when the
+    # parent is a copy placed in another island (by seeding or migration)
+    parent_origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class CandidateEvaluated(Event):
     interpreter: bool = False
     wall_s: float = 0.0
     parent_id: str | None = None
-    new_best: bool = False  # beat the incumbent by more than the noise margin
+    new_best: bool = False  # the seed, or beat the incumbent by more than the noise margin
     improved: bool = False  # beat its parent by more than the noise margin
 
 

@@ -321,9 +321,6 @@ class Engine:
             inbox.cancel()
             await self._cancel_all()
             report = await self._write_final()
-            self._emit(RunFinished(outcome=self.outcome or "stopped", message=self.outcome_message,
-                                   evaluated=self.evaluated, best_id=self.best_id,
-                                   run_dir=str(self.run_dir.path) if self.run_dir else None))
             for sub in self._subscribers:
                 await sub.close()
             await self.mutator.aclose()
@@ -498,7 +495,7 @@ class Engine:
             id=cid, parent_id=parent.id, island=child.island, generation=child.generation,
             mutator=child.mutator, model=child.model, description=child.description,
             diff=diff_text(parent.source, source, parent.id, cid),
-            advice_ids=tuple(child.advice_ids)))
+            advice_ids=tuple(child.advice_ids), parent_origin=parent.copy_of or parent.id))
         self._phase[me] = "evaluate"
         result = await self.evaluator.aevaluate(self._request(child))
         improved = self._record(child, parent, result)
@@ -636,7 +633,7 @@ class Engine:
             spread_pct=r.spread_pct, speedup_eager=r.speedup_eager,
             speedup_compile=r.speedup_compile, roofline_pct=r.roofline_pct,
             interpreter=r.interpreter, wall_s=r.wall_s, parent_id=c.parent_id,
-            new_best=new_best and parent is not None, improved=improved))
+            new_best=new_best, improved=improved))
         return improved
 
     def _beats(self, new: Candidate, old: Candidate) -> bool:
@@ -730,18 +727,24 @@ class Engine:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _write_final(self) -> dict[str, Any]:
+        """Report and best.py, then RunFinished, then the last checkpoint (which so covers
+        the whole log)."""
         report = self.report()
+        finished = RunFinished(outcome=self.outcome or "stopped", message=self.outcome_message,
+                               evaluated=self.evaluated, best_id=self.best_id,
+                               run_dir=str(self.run_dir.path) if self.run_dir else None)
         if self.run_dir is None:
+            self._emit(finished)
             return report
         try:
             async with self._ckpt_lock:
-                if self.best_id is not None:  # an accepted seed: something to resume from
-                    self.run_dir.write_checkpoint(self.checkpoint_data())
-                report = self.report()
                 self.run_dir.write_report(report, reporting.render_markdown(report))
                 best = self.best
                 if best is not None:
                     self.run_dir.write_best(reporting.best_file(report, best.source))
+                self._emit(finished)
+                if self.best_id is not None:  # an accepted seed: something to resume from
+                    self.run_dir.write_checkpoint(self.checkpoint_data())
         except OSError as e:
             self._status(f"cannot write the run directory {self.run_dir.path}: {e}", "error")
         return report

@@ -110,13 +110,15 @@ class PromptBuilder:
         metrics = f"How it does: {describe_metrics(parent)}."
         if parent.description:
             metrics += f" Its last change: {parent.description}."
-        return _tidy(render(self.templates[mode], {
-            "task_source": ctx.task_source.strip(),
+        sections = "\n\n".join(s for s in self._sections(ctx) if s)
+        # the code goes in verbatim (SEARCH blocks must match it), so tidy only the rest
+        return render(self.templates[mode], {
+            "task_source": ctx.task_source.strip("\n"),
             "parent_id": parent.id,
-            "parent_source": parent.source.strip(),
+            "parent_source": parent.source.strip("\n"),
             "parent_metrics": metrics,
-            "sections": "\n\n".join(s for s in self._sections(ctx) if s),
-        }))
+            "sections": _tidy(sections) + "\n" if sections else "",
+        }).rstrip() + "\n"
 
     def messages(self, ctx: PromptContext, mode: str) -> list[dict[str, str]]:
         return [{"role": "system", "content": self.system()},

@@ -48,6 +48,7 @@ class RunOptions:
     memory_k: int | None = None
     random_seed: int | None = None
     llm_timeout: float | None = None
+    llm_backoff: float | None = None  # seconds before the first retry (doubles each time)
     eval_timeout: float | None = None
 
     def merged(self, stored: dict[str, Any]) -> RunOptions:
@@ -75,8 +76,8 @@ class Session:
             await asyncio.to_thread(close)
 
 
-async def resolve_mutator(mode: str, model: str, host: str | None,
-                          llm_timeout: float) -> tuple[Mutator, list[str]]:
+async def resolve_mutator(mode: str, model: str, host: str | None, llm_timeout: float,
+                          llm_backoff: float = 1.0) -> tuple[Mutator, list[str]]:
     """The mutator for ``mode``; ``auto`` probes Ollama and falls back to parameters."""
     if mode not in MUTATOR_MODES:
         raise SetupError(f"unknown mutator {mode!r} (choose from {', '.join(MUTATOR_MODES)})")
@@ -86,7 +87,8 @@ async def resolve_mutator(mode: str, model: str, host: str | None,
     from evotui.engine.prompting import PromptBuilder
     from evotui.llm import OllamaLLM, has_model, probe
 
-    llm = OllamaLLM(model, host=host, timeout=llm_timeout, options=LLM_OPTIONS)
+    llm = OllamaLLM(model, host=host, timeout=llm_timeout, backoff=llm_backoff,
+                    options=LLM_OPTIONS)
     where = llm.display_host
     status = await probe(llm.host)
     if not status.reachable:
@@ -188,7 +190,8 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
     mode = opts.mutator or "auto"
     model = opts.model or evoconfig.DEFAULT_MODEL
     mutator, notes = await resolve_mutator(mode, model, opts.ollama_host,
-                                           opts.llm_timeout or 300.0)
+                                           opts.llm_timeout or 300.0,
+                                           1.0 if opts.llm_backoff is None else opts.llm_backoff)
 
     if checkpoint is not None:
         cfg = EngineConfig.from_dict(checkpoint.get("config") or {})
