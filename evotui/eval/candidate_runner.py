@@ -72,17 +72,23 @@ class CandidateRunner:
         return [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values]
 
     def _poison(self, nbytes: int) -> None:
-        """Fill free allocator memory with 0xFF (NaN in every float dtype) before a call, so
-        that output elements a candidate never writes read as NaN instead of stale data."""
+        """Fill every free byte the allocator holds with 0xFF (NaN in every float dtype), so
+        that output elements a candidate never writes read as NaN, never as stale data.
+
+        Each free cached block is claimed by a request of its own size (best fit hands out
+        that block), filled, and released; plus one fresh block for new allocations."""
         if self.device.type != "cuda":
             return
         torch = self.torch
-        torch.cuda.empty_cache()
-        big = torch.empty(max(nbytes, 32 * 2**20), dtype=torch.uint8, device=self.device)
-        big.fill_(0xFF)
-        small = [torch.empty(2**20, dtype=torch.uint8, device=self.device).fill_(0xFF)
-                 for _ in range(8)]
-        del big, small
+        sizes = [block["size"] for segment in torch.cuda.memory_snapshot()
+                 if segment.get("device", 0) == (self.device.index or 0)
+                 for block in segment["blocks"] if block["state"] == "inactive"]
+        held = [torch.empty(max(nbytes, 32 * 2**20), dtype=torch.uint8, device=self.device)]
+        held += [torch.empty(size, dtype=torch.uint8, device=self.device)
+                 for size in sorted(sizes, reverse=True)]
+        for t in held:
+            t.fill_(0xFF)
+        del held
 
     def _call(self, model: Any, inputs: list[Any], policy: OpPolicy | None) -> tuple[list[Any], int]:
         torch = self.torch

@@ -86,7 +86,9 @@ class CudaTimer:
             graphed = self._time_graph(fn, rep_ms=rep_ms)
             if graphed is not None:
                 return graphed
-        # warm-up by time: brings clocks up and fills caches of the launch path
+        # warm-up by time: brings clocks and power to their steady state under this load
+        # (long compute-bound kernels need more than the usual 25 ms)
+        warmup_ms = min(max(warmup_ms, 40 * estimate), 500.0)
         end_at = self.perf_counter() + warmup_ms / 1000
         while self.perf_counter() < end_at:
             self.flush()
