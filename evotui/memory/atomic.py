@@ -156,15 +156,16 @@ class AtomicJSONStorage(Storage):
                     continue
                 old = self._frag.get(name, {})
                 new: dict[str, tuple[dict, bytes]] = {}
-                out.append(b"," + _dumps(str(name)) + b":{")
-                sep = b""
+                lines: list[bytes] = []
                 for key, doc in table.items():
                     cached = old.get(key)
                     if cached is None or cached[0] is not doc or key in touched:
                         cached = (doc, _dumps(str(key)) + b":" + _dumps(doc))
                     new[key] = cached
-                    out.append(sep + cached[1])
-                    sep = b","
+                    lines.append(cached[1])
+                out.append(b"," + _dumps(str(name)) + b":{")
+                if lines:
+                    out.append(b"\n,".join(lines))  # one document per line, comma first
                 out.append(b"}")
                 frag[name] = new
             out.append(b"}")

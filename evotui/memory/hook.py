@@ -9,13 +9,21 @@
 
 ``k`` is 0–5 (0 turns memory off: nothing is retrieved and nothing is counted). The hook
 also takes the human's decisions (``accept``, ``veto``, ``author``). Every write is on disk
-when the call returns (a few ms to a few tens of ms on a 10,000-piece library); call
-``record_outcome`` from a thread (``asyncio.to_thread``) if that matters to the event loop.
+when the call returns (a few ms to a few tens of ms on a 10,000-piece library); the engine
+calls these sync methods through ``asyncio.to_thread``.
+
+Embeddings: with an ``embedder``, ``retrieve`` called from a worker thread (no running event
+loop there) fetches what is missing itself, a bounded batch per call, so semantic retrieval
+switches on by itself; on an event loop it never blocks and schedules that in the
+background instead. A server or model that is not there turns embeddings off for the
+hook's lifetime (BM25 only), without errors.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -41,6 +49,9 @@ class MemoryHook:
         self.embedder = embedder
         self.retriever = Retriever(store, embedder)
         self.last_hits: list[Hit] = []  # the scores behind the last retrieval (for the UI)
+        self.embeddings_on: bool | None = None  # None: not tried yet
+        self._warm_lock = threading.Lock()
+        self._warm_task: asyncio.Task | None = None
 
     @property
     def enabled(self) -> bool:
@@ -56,6 +67,7 @@ class MemoryHook:
         if k == 0:
             self.last_hits = []
             return []
+        self._auto_warm(task_meta, hint)
         self.last_hits = self.retriever.search(self.query(task_meta, parent_source, hint), k)
         return [h.advice for h in self.last_hits]
 
@@ -72,27 +84,56 @@ class MemoryHook:
         return self.store.veto(advice_id)
 
     def author(self, text: str, kind: str = "general", tags: Iterable[str] | str = (),
-               arch: str | None = None) -> Advice:
+               arch: str | None = None, conditions: dict[str, Any] | None = None,
+               **_: Any) -> Advice:
         """Advice written by the human (status ``authored``); returns it with its id."""
         if isinstance(tags, str):
             tags = tags.split(",")
-        return self.store.new(text, kind=kind, tags=list(tags), arch=arch)
+        return self.store.new(text, kind=kind, tags=list(tags), arch=arch,
+                              conditions=dict(conditions or {}))
 
-    async def warm(self, task_meta: Any, hint: str = "") -> bool:
-        """Fetch embeddings for the query and for advice not yet embedded. Returns whether
-        semantic retrieval is on; False (BM25 only) when there is no embedder, server or
-        model — never raises for those."""
-        if self.embedder is None or self.k == 0:
+    async def warm(self, task_meta: Any, hint: str = "", limit: int | None = None) -> bool:
+        """Fetch embeddings for the query and for advice not embedded yet (at most ``limit``
+        of them). Returns whether semantic retrieval is on; False (BM25 only) when there is
+        no embedder, server or model — never raises for those."""
+        if self.embedder is None or self.k == 0 or self.embeddings_on is False:
             return False
         from evotui.llm import LLMError
 
-        texts = [self.query(task_meta, hint=hint).embed_text()] + self.retriever.missing_vectors()
+        missing = self.retriever.missing_vectors()
+        if limit is not None:
+            missing = missing[:limit]
+        texts = [self.query(task_meta, hint=hint).embed_text(), *missing]
         try:
             await self.embedder.embed(texts)
         except LLMError as e:
             log.info("advice retrieval without embeddings: %s", e)
+            self.embeddings_on = False
             return False
+        self.embeddings_on = True
         return True
 
+    def _auto_warm(self, task_meta: Any, hint: str) -> None:
+        if self.embedder is None or self.embeddings_on is False:
+            return
+        query_text = self.query(task_meta, hint=hint).embed_text()
+        if (self.embedder.cached([query_text])[0] is not None
+                and not self.retriever.missing_vectors()):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:  # a worker thread: fetching here blocks nobody
+            if self._warm_lock.acquire(blocking=False):
+                try:
+                    asyncio.run(self.warm(task_meta, hint, limit=AUTO_WARM_BATCH))
+                finally:
+                    self._warm_lock.release()
+        elif self._warm_task is None or self._warm_task.done():
+            self._warm_task = loop.create_task(self.warm(task_meta, hint, limit=AUTO_WARM_BATCH))
+
+
+AUTO_WARM_BATCH = 256
 
 __all__ = ["MemoryHook"]

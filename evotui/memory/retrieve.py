@@ -19,9 +19,11 @@ query vectors come from the embedder's cache (fill it with ``MemoryHook.warm``).
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -51,6 +53,11 @@ DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "tf32")
 _DTYPE_ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16",
                   "float": "fp32", "float8": "fp8"}
 W_KIND, W_TAG, W_NAME, W_TEXT, W_CODE = 2.0, 1.5, 1.0, 1.0, 0.3
+_STATIC_FIELDS = itemgetter("id", "updated", "text")
+
+
+def _counters_of(doc: dict[str, Any]) -> dict[str, list[int]] | None:
+    return doc.get("counters")
 
 
 def kinds_compatible(advice_kind: str, task_kind: str) -> bool:
@@ -186,10 +193,12 @@ class _Index:
         self.bm25 = bm25
         n = len(docs)
         if previous is not None and previous.static_key == static_key:
-            for name in ("kind_set", "kind_ids", "arch_set", "arch_ids", "dtype_set",
-                         "dtype_ids", "vetoed", "static_utility", "vectors", "vectors_version"):
+            for name in ("static_version", "kind_set", "kind_ids", "arch_set", "arch_ids", "dtype_set",
+                         "dtype_ids", "vetoed", "static_utility", "vectors", "has_vector",
+                         "vectors_version"):
                 setattr(self, name, getattr(previous, name))
         else:
+            self.static_version = (previous.static_version + 1) if previous is not None else 0
             kinds = [str(d.get("kind") or "general") for d in docs]
             self.kind_set = sorted(set(kinds))
             kind_id = {k: i for i, k in enumerate(self.kind_set)}
@@ -210,11 +219,11 @@ class _Index:
                                 dtype=np.float32, count=n)
             self.static_utility = (boost * (1.0 + 0.5 * gains)).astype(np.float32)
             self.vectors: np.ndarray | None = None
+            self.has_vector = np.zeros(n, dtype=bool)
             self.vectors_version = -1
         shown = np.zeros(n, dtype=np.float32)
         wins = np.zeros(n, dtype=np.float32)
-        for i, d in enumerate(docs):
-            counters = d.get("counters")
+        for i, counters in enumerate(map(_counters_of, docs)):
             if counters:
                 for s_, w_ in counters.values():
                     shown[i] += s_
@@ -259,31 +268,38 @@ class Retriever:
         self._index: _Index | None = None
         self._gen: object = object()
         self._tokens: dict[tuple, Counter[str]] = {}
+        self._lock = threading.RLock()  # the engine calls from worker threads
+        self._missing: tuple[int, int, list[str]] | None = None
 
     # -- index -----------------------------------------------------------------------------------
     def index(self) -> _Index:
+        with self._lock:
+            return self._refresh()
+
+    def _refresh(self) -> _Index:
         snap = self.store.snapshot()
         if self._index is not None and snap.gen == self._gen:
             return self._index
         docs = snap.docs
-        static_key = tuple(
-            (d["id"], d.get("updated"), d["text"], d.get("kind"), tuple(d.get("tags") or ()))
-            for d in docs
-        )
+        try:  # ids, "updated" stamps (bumped by every edit) and texts: C speed
+            static_key = tuple(map(_STATIC_FIELDS, docs))
+        except KeyError:
+            static_key = tuple((d.get("id"), d.get("updated"), d.get("text")) for d in docs)
         old = self._index
         if old is not None and old.static_key == static_key:
             bm25 = old.bm25
         else:
             memo = self._tokens
             bags = []
-            for key, d in zip(static_key, docs, strict=True):
-                tkey = (key[2], key[3], key[4])
+            live = set()
+            for d in docs:
+                tkey = (d["text"], d.get("kind"), tuple(d.get("tags") or ()))
+                live.add(tkey)
                 bag = memo.get(tkey)
                 if bag is None:
                     bag = memo[tkey] = doc_tokens(d)
                 bags.append(bag)
             if len(memo) > 2 * len(docs) + 1000:
-                live = {(k[2], k[3], k[4]) for k in static_key}
                 self._tokens = {k: v for k, v in memo.items() if k in live}
             bm25 = BM25(bags)
         idx = _Index(docs, static_key, bm25, old)
@@ -291,6 +307,10 @@ class Retriever:
         return idx
 
     def _vectors(self, idx: _Index) -> np.ndarray | None:
+        with self._lock:
+            return self._align_vectors(idx)
+
+    def _align_vectors(self, idx: _Index) -> np.ndarray | None:
         emb = self.embedder
         if emb is None or not idx.docs:
             return None
@@ -301,19 +321,28 @@ class Retriever:
                 idx.vectors, idx.vectors_version = None, emb.version
                 return None
             mat = np.zeros((len(vecs), dim), dtype=np.float32)
+            has = np.zeros(len(vecs), dtype=bool)
             for i, v in enumerate(vecs):
                 if v is not None and v.shape[0] == dim:
-                    mat[i] = v
-            idx.vectors, idx.vectors_version = mat, emb.version
+                    mat[i], has[i] = v, True
+            idx.vectors, idx.has_vector, idx.vectors_version = mat, has, emb.version
         return idx.vectors
 
     def missing_vectors(self) -> list[str]:
-        """Texts of advice that has no cached vector yet (for ``warm``)."""
-        if self.embedder is None:
+        """Texts of advice (not vetoed) with no cached vector yet, for ``MemoryHook.warm``.
+        Cached until the library's texts or the vector cache change."""
+        emb = self.embedder
+        if emb is None:
             return []
-        idx = self.index()
-        texts = [doc_embed_text(d) for d in idx.docs if d.get("status") != "vetoed"]
-        return [t for t, v in zip(texts, self.embedder.cached(texts), strict=True) if v is None]
+        with self._lock:
+            idx = self.index()
+            memo = self._missing
+            if memo is not None and memo[:2] == (idx.static_version, emb.version):
+                return memo[2]
+            texts = [doc_embed_text(d) for d in idx.docs if d.get("status") != "vetoed"]
+            missing = [t for t, v in zip(texts, emb.cached(texts), strict=True) if v is None]
+            self._missing = (idx.static_version, emb.version, missing)
+            return missing
 
     # -- search ----------------------------------------------------------------------------------
     def search(self, query: Query, k: int = 3) -> list[Hit]:
@@ -334,7 +363,7 @@ class Retriever:
             qv = self.embedder.cached([query.embed_text()])[0]
             if qv is not None and qv.shape[0] == vectors.shape[1]:
                 cos = vectors @ qv
-                has = np.any(vectors != 0, axis=1) & mask
+                has = idx.has_vector & mask
                 if has.any():
                     lo, hi = float(cos[has].min()), float(cos[has].max())
                     semantic = np.where(has, (cos - lo) / (hi - lo) if hi > lo else 1.0, 0.0)

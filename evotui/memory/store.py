@@ -77,6 +77,21 @@ class _AdviceTable(Table):
     def _get_next_id(self):  # type: ignore[override]
         raise TypeError("advice documents are always inserted with their own id")
 
+    def _update_table(self, updater: Callable[[dict], None]) -> None:
+        """TinyDB's version copies the whole table twice to convert int ids; ours are the
+        stored string keys already, so the table dict is updated as it is."""
+        storage = self._storage
+        tables = storage.read() or {}
+        table = tables.setdefault(self.name, {})
+        try:
+            updater(table)
+        except BaseException:
+            if isinstance(storage, AtomicJSONStorage):
+                storage.invalidate()  # the updater may have changed the cache half-way
+            raise
+        storage.write(tables)
+        self.clear_cache()
+
 
 def _replace_with(new_doc: dict[str, Any]) -> Callable[[dict], None]:
     def apply(doc: dict) -> None:
