@@ -69,3 +69,20 @@ def test_illegal_address_costs_one_worker_and_the_next_candidate_runs(gpu_pool, 
     ok = gpu_pool.evaluate(EvalRequest(task=softmax_task,
                                        source=(SAMPLES / "softmax" / "seed.py").read_text()))
     assert ok.accepted, ok.message
+
+
+def test_interleaved_ab_declares_a_real_gain_and_not_noise(gpu_pool, softmax_task):
+    """The seed against itself is no gain; against a deliberately slowed copy it is."""
+    seed = (SAMPLES / "softmax" / "seed.py").read_text()
+    same = gpu_pool.compare(softmax_task, seed, seed)
+    assert same.ok and not same.significant, same
+    slow = seed.replace("NUM_WARPS = 8", "NUM_WARPS = 1")
+    faster = gpu_pool.compare(softmax_task, slow, seed)
+    assert faster.ok and faster.significant and faster.gain_pct > 5, faster
+
+
+def test_ab_outputs_are_checked(gpu_pool, softmax_task):
+    seed = (SAMPLES / "softmax" / "seed.py").read_text()
+    cheat = (SOFTMAX / "gpu_cheat_replay_late.py").read_text()
+    result = gpu_pool.compare(softmax_task, seed, cheat)
+    assert not result.ok and result.reason == "stale_output", result

@@ -5,6 +5,6 @@ Importing this package is cheap and never imports textual (invariant 1); the hea
 """
 
 from evotui.eval.pool import EvaluatorPool, detect_devices
-from evotui.eval.results import EvalRequest, EvalResult
+from evotui.eval.results import ABResult, EvalRequest, EvalResult
 
-__all__ = ["EvaluatorPool", "EvalRequest", "EvalResult", "detect_devices"]
+__all__ = ["ABResult", "EvaluatorPool", "EvalRequest", "EvalResult", "detect_devices"]

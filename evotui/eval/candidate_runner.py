@@ -104,6 +104,66 @@ class CandidateRunner:
         outs = list(out) if isinstance(out, tuple | list) else [out]
         return outs, self.recorder.total
 
+    def _load_model_class(self, cand_path: str) -> type:
+        module = types.ModuleType(CANDIDATE_MODULE)
+        module.__file__ = cand_path
+        try:
+            code = compile(Path(cand_path).read_text(), cand_path, "exec")
+            exec(code, module.__dict__)
+        except BaseException as e:  # noqa: BLE001 - anything a candidate raises is its failure
+            raise CandidateFailure(reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
+        model_cls = module.__dict__.get("ModelNew")
+        if not isinstance(model_cls, type):
+            raise CandidateFailure(reasons.BAD_INTERFACE, "ModelNew is not a class")
+        return model_cls
+
+    def compare(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Interleaved A/B timing of already-accepted candidates on the same inputs."""
+        if self.timer is None:
+            return {"ok": False, "reason": reasons.HARNESS_ERROR, "message": "A/B timing needs a GPU"}
+        self.shared.clear()
+        torch = self.torch
+        task = self._task(req["task"])
+        shape = req["shapes"][0]
+        inputs = self._to_device(make_inputs(task, shape, req["timing_seed"], self.device))
+        scratch = Path(req["scratch"])
+        try:
+            models = []
+            for path in req["candidates"]:
+                cls = self._load_model_class(path)
+                torch.manual_seed(req["init_seed"])
+                models.append(cls(*make_init_inputs(task, shape)).to(self.device))
+            last: list[Any] = [None] * len(models)
+
+            def caller(k: int):
+                def call() -> None:
+                    last[k] = models[k](*inputs)
+                return call
+
+            timings = self.timer.interleaved([caller(k) for k in range(len(models))])
+            # new values in the same tensors, then one more call each: the result must be
+            # for these values (a candidate cannot replay while it is being compared)
+            fresh = self._to_device(make_inputs(task, shape, req["recheck_seed"], self.device))
+            for live, new in zip(inputs, fresh, strict=True):
+                if isinstance(live, torch.Tensor):
+                    live.copy_(new)
+            for k in range(len(models)):
+                caller(k)()
+            torch.cuda.synchronize(self.device)
+        except CandidateFailure as f:
+            return {"ok": False, "reason": f.reason, "message": f.message, "restart": f.restart}
+        except BaseException as e:  # noqa: BLE001
+            healthy = self._cuda_healthy()
+            return {"ok": False, "reason": reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
+                    "message": f"during A/B timing: {type(e).__name__}: {e}"[:2000],
+                    "restart": not healthy}
+        outputs = []
+        for k, out in enumerate(last):
+            outs = list(out) if isinstance(out, tuple | list) else [out]
+            outputs.append(self._dump(outs, scratch, f"ab{k}"))
+        return {"ok": True, "seed": req["recheck_seed"], "timings": [t.as_dict() for t in timings],
+                "outputs": outputs}
+
     def _guarded_call(self, model: Any, inputs: list[Any], policy: OpPolicy | None,
                       cand_path: str) -> tuple[list[Any], int]:
         try:
@@ -146,16 +206,7 @@ class CandidateRunner:
         shapes: list[dict[str, Any]] = req["shapes"]
         allow = tuple(req.get("allow_torch", ()))
 
-        module = types.ModuleType(CANDIDATE_MODULE)
-        module.__file__ = cand_path
-        try:
-            code = compile(Path(cand_path).read_text(), cand_path, "exec")
-            exec(code, module.__dict__)
-        except BaseException as e:  # noqa: BLE001 - anything a candidate raises is its failure
-            raise CandidateFailure(reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
-        model_cls = module.__dict__.get("ModelNew")
-        if not isinstance(model_cls, type):
-            raise CandidateFailure(reasons.BAD_INTERFACE, "ModelNew is not a class")
+        model_cls = self._load_model_class(cand_path)
 
         models: dict[int, Any] = {}
 

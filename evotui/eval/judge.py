@@ -240,6 +240,20 @@ class Judge:
         out["speedup_compile"] = base["compile_ms"] / median if base.get("compile_ms") else None
         return out
 
+    def check_ab(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+        """The outputs of an A/B timing must be right too (a candidate cannot be fast only
+        when it is being compared)."""
+        if not report.get("ok"):
+            return {"ok": False, "reason": report.get("reason", reasons.HARNESS_ERROR),
+                    "message": report.get("message", "")}
+        _, refs = self._reference(req, 0, report["seed"])
+        for k, outputs in enumerate(report["outputs"]):
+            try:
+                self._compare(req, outputs, refs, f"A/B candidate {k}", reasons.STALE_OUTPUT)
+            except Reject as r:
+                return {"ok": False, "reason": r.reason, "message": r.message, "index": k}
+        return {"ok": True}
+
     # -- baselines and device facts -------------------------------------------------------
     def device_facts(self) -> dict[str, Any]:
         if self.facts is None:

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from evotui.eval import protocol, reasons
-from evotui.eval.results import EvalRequest, EvalResult
+from evotui.eval.results import ABResult, EvalRequest, EvalResult
+from evotui.task import TaskRef
 
 OUTPUT_LIMIT_BYTES = 1 * 1024 * 1024
 START_TIMEOUT_S = 180.0
@@ -247,6 +248,66 @@ class EvaluatorPool:
             return lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts")
         finally:
             self._free.put(lane)
+
+    async def acompare(self, task: TaskRef, incumbent: str, challenger: str,
+                       timeout_s: float = 300.0) -> ABResult | None:
+        return await asyncio.to_thread(self.compare, task, incumbent, challenger, timeout_s)
+
+    def compare(self, task: TaskRef, incumbent: str, challenger: str,
+                timeout_s: float = 300.0) -> ABResult | None:
+        """Interleaved A/B timing of two accepted candidates before declaring a gain.
+        None on the CPU, where there is no kernel timing to compare."""
+        if self.is_cpu:
+            return None
+        lane = self._free.get()
+        try:
+            return self._compare_on(lane, task, incumbent, challenger, timeout_s)
+        finally:
+            for f in lane.scratch.iterdir():
+                f.unlink(missing_ok=True)
+            self._free.put(lane)
+
+    def _compare_on(self, lane: Lane, task: TaskRef, incumbent: str, challenger: str,
+                    timeout_s: float) -> ABResult:
+        try:
+            for w in (lane.candidate, lane.judge):
+                if not w.alive:
+                    w.start()
+        except (WorkerDied, WorkerTimeout) as e:
+            return ABResult(ok=False, reason=reasons.HARNESS_ERROR, message=str(e))
+        paths = []
+        for name, source in (("incumbent", incumbent), ("challenger", challenger)):
+            path = lane.scratch / f"{name}.py"
+            path.write_text(source)
+            paths.append(str(path))
+        req = {"task": str(task.path), "candidates": paths, "scratch": str(lane.scratch),
+               "shapes": task.shapes("cuda"), "init_seed": self._rng.randrange(1, 2**62),
+               "timing_seed": self._rng.randrange(1, 2**62),
+               "recheck_seed": self._rng.randrange(1, 2**62), "atol": task.meta.atol,
+               "rtol": task.meta.rtol}
+        try:
+            report = lane.candidate.request({"op": "compare", "request": req}, timeout_s)
+        except WorkerTimeout:
+            return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
+        except WorkerDied as e:
+            return ABResult(ok=False, reason=reasons.CRASHED, message=str(e))
+        if report.get("restart"):
+            lane.candidate.kill()
+        try:
+            check = lane.judge.request({"op": "check_ab", "request": req, "report": report},
+                                       JUDGE_TIMEOUT_S)
+        except (WorkerDied, WorkerTimeout) as e:
+            lane.judge.kill()
+            return ABResult(ok=False, reason=reasons.HARNESS_ERROR, message=f"judge failed: {e}")
+        if not check.get("ok"):
+            return ABResult(ok=False, reason=str(check.get("reason")), message=str(check.get("message")))
+        a, b = report["timings"]
+        spread = max(float(a["spread_pct"]), float(b["spread_pct"]))
+        gain = 100.0 * (float(a["median_ms"]) / float(b["median_ms"]) - 1.0)
+        threshold = max(1.0, 3.0 * spread)
+        return ABResult(ok=True, incumbent_ms=a["median_ms"], challenger_ms=b["median_ms"],
+                        spread_pct=spread, gain_pct=gain, threshold_pct=threshold,
+                        significant=gain > threshold)
 
     def evaluate(self, request: EvalRequest) -> EvalResult:
         from backends import backend_for_source

@@ -49,3 +49,24 @@ class EvalResult:
     @staticmethod
     def rejected(reason: str, message: str, **kw: Any) -> EvalResult:
         return EvalResult(accepted=False, reason=reason, message=message, **kw)
+
+
+@dataclass(frozen=True)
+class ABResult:
+    """Interleaved A/B timing of an incumbent and a challenger on the same inputs.
+
+    ``significant`` is True only when the challenger is faster by more than
+    ``threshold_pct`` = max(1 %, 3 × the larger measured spread)."""
+
+    ok: bool
+    reason: str = reasons.ACCEPTED
+    message: str = ""
+    incumbent_ms: float | None = None
+    challenger_ms: float | None = None
+    spread_pct: float | None = None
+    gain_pct: float | None = None  # how much faster the challenger is, in %
+    threshold_pct: float | None = None
+    significant: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)

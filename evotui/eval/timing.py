@@ -122,6 +122,42 @@ class CudaTimer:
             synced_ms=self._synced_ms(fn),
         )
 
+    def interleaved(self, fns: list[Callable[[], Any]], *, rep_ms: float = 400.0,
+                    min_samples: int = 30, max_samples: int = 2000) -> list[Timing]:
+        """Time several callables sample by sample in alternating order (A B, B A, ...), so
+        that clock and thermal drift hit all of them alike: the A/B protocol for gains."""
+        for fn in fns:
+            fn()
+        self.synchronize()
+        estimates = [self._estimate_ms(fn) for fn in fns]
+        warm_until = self.perf_counter() + min(max(0.025, 0.04 * sum(estimates)), 0.5)
+        while self.perf_counter() < warm_until:
+            for fn in fns:
+                self.flush()
+                fn()
+        self.synchronize()
+        per_round = sum(estimates) + len(fns) * (self._estimate_ms(self.flush) + 0.2)
+        n = max(min_samples, min(max_samples, int(rep_ms / max(per_round, 1e-3))))
+        sleep = getattr(self.torch.cuda, "_sleep", None)
+        events = [[(self.Event(enable_timing=True), self.Event(enable_timing=True)) for _ in range(n)]
+                  for _ in fns]
+        for i in range(n):
+            order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
+            for k in order:
+                self.flush()
+                if sleep is not None:
+                    sleep(HOST_LEAD_CYCLES)
+                events[k][i][0].record()
+                fns[k]()
+                events[k][i][1].record()
+        self.synchronize()
+        out = []
+        for k in range(len(fns)):
+            times = [a.elapsed_time(b) for a, b in events[k]]
+            out.append(Timing(median_ms=statistics.median(times), spread_pct=robust_spread_pct(times),
+                              samples=n, method="interleaved"))
+        return out
+
     def _estimate_ms(self, fn: Callable[[], Any], calls: int = 5) -> float:
         start, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
         self.synchronize()

@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
                 reply = {"ok": True}
             elif op == "evaluate" and args.role == "candidate":
                 reply = server.evaluate(msg["request"])
+            elif op == "compare" and args.role == "candidate":
+                reply = server.compare(msg["request"])
+            elif op == "check_ab" and args.role == "judge":
+                reply = server.check_ab(msg["request"], msg["report"])
             elif op == "judge" and args.role == "judge":
                 reply = server.judge(msg["request"], msg["report"])
             elif op == "facts" and args.role == "judge":
