@@ -144,3 +144,15 @@ def test_directions():
         "num_stages": 1}
     assert directions("use fewer warps and a smaller block size") == {"num_warps": -1,
                                                                      "block_size": -1}
+
+
+def test_hook_distill_leaves_retrievable_proposed_advice(store):
+    from evotui.memory.hook import MemoryHook
+    from evotui.task import TaskMeta
+
+    hook = MemoryHook(store, k=3, arch="NVIDIA H200")
+    out = asyncio.run(hook.distill([_m(0.12, "c2"), _m(0.02, "c3")]))
+    assert len(out) == 1 and out[0].status == "proposed"
+    assert out[0].provenance[0].run == "run-1" and out[0].provenance[0].gpu == "NVIDIA H200"
+    meta = TaskMeta(name="softmax", kind="softmax", tags=("reduction", "fp32"))
+    assert [a.id for a in hook.retrieve(meta, "BLOCK_SIZE num_warps")] == [out[0].id]

@@ -16,6 +16,7 @@ that for the mutations of a run with gain > 5 %.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -262,8 +263,8 @@ async def distill_run(store: AdviceStore, mutations: Iterable[Mutation], ask: As
                 advice = await distill_llm(ask, m)
             except Exception:  # one failed distillation must not stop the rest
                 advice = None
-        if advice is not None:
-            out.append(merge_or_add(store, advice)[0])
+        if advice is not None:  # file lock + fsync: off the event loop
+            out.append((await asyncio.to_thread(merge_or_add, store, advice))[0])
     return out
 
 

@@ -92,6 +92,14 @@ class MemoryHook:
         return self.store.new(text, kind=kind, tags=list(tags), arch=arch,
                               conditions=dict(conditions or {}))
 
+    async def distill(self, mutations: Iterable[Any], ask: Any = None) -> list[Advice]:
+        """After a run: ``evotui.memory.distill.Mutation``s with gain > 5 % → proposed advice
+        (template for tunable changes, ``ask(prompt) -> str`` for the rest), near-duplicates
+        merged. See ``evotui.memory.distill.distill_run``."""
+        from evotui.memory.distill import distill_run
+
+        return await distill_run(self.store, mutations, ask)
+
     async def warm(self, task_meta: Any, hint: str = "", limit: int | None = None) -> bool:
         """Fetch embeddings for the query and for advice not embedded yet (at most ``limit``
         of them). Returns whether semantic retrieval is on; False (BM25 only) when there is

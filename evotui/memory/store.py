@@ -93,14 +93,6 @@ class _AdviceTable(Table):
         self.clear_cache()
 
 
-def _replace_with(new_doc: dict[str, Any]) -> Callable[[dict], None]:
-    def apply(doc: dict) -> None:
-        doc.clear()
-        doc.update(new_doc)
-
-    return apply
-
-
 class AdviceStore:
     """The advice library. Thread-safe within a process, process-safe through a file lock."""
 
@@ -252,13 +244,16 @@ class AdviceStore:
         return self._get(found) if found else None
 
     # -- writing ---------------------------------------------------------------------------------
-    def _update(self, fn: Callable[[dict], None], ids: list[str]) -> None:
-        """TinyDB's update changes documents in place: tell the storage which ones."""
-        self.storage.touch(ids)
-        self._table.update(fn, doc_ids=ids)  # type: ignore[arg-type]
+    # Writes are copy-on-write: a changed document is a new dict in the table, never the old
+    # one changed in place, so readers holding a snapshot (retrieval in another thread) see
+    # consistent documents without taking the lock.
+    def _put(self, advices: Iterable[Advice]) -> None:
+        docs = {a.id: a.to_doc() for a in advices}
+        if docs:
+            self._table._update_table(lambda table: table.update(docs))
 
     def _write_doc(self, advice: Advice) -> None:
-        self._update(_replace_with(advice.to_doc()), [advice.id])
+        self._put([advice])
 
     def add(self, advice: Advice) -> Advice:
         """Store ``advice``; returns what is stored. The same text (normalised) is merged into
@@ -349,12 +344,16 @@ class AdviceStore:
             if not present:
                 return
 
-            def bump(doc: dict) -> None:
-                counters = doc.setdefault("counters", {})
-                shown, wins = counters.get(lib, [0, 0])
-                counters[lib] = [int(shown) + 1, int(wins) + (1 if improved else 0)]
+            def bump(table: dict[str, dict]) -> None:
+                for key in present:
+                    doc = dict(table[key])
+                    counters = dict(doc.get("counters") or {})
+                    shown, wins = counters.get(lib, [0, 0])
+                    counters[lib] = [int(shown) + 1, int(wins) + (1 if improved else 0)]
+                    doc["counters"] = counters
+                    table[key] = doc
 
-            self._update(bump, present)
+            self._table._update_table(bump)
 
     def merge_into(self, keep_id: str, drop_id: str) -> Advice:
         """Fold ``drop`` into ``keep`` (provenance, counters added, tags) and remove ``drop``."""
@@ -422,11 +421,7 @@ class AdviceStore:
                 by_id[adv.id] = added[adv.id] = adv
                 by_text[self._norm(adv.text)] = adv.id
                 result.added.append(adv.id)
-            if changed:
-                def apply(doc: dict) -> None:
-                    _replace_with(changed[doc["id"]].to_doc())(doc)
-
-                self._update(apply, list(changed))
+            self._put(changed.values())
             if added:
                 self._table.insert_multiple(
                     [Document(a.to_doc(), doc_id=a.id) for a in added.values()]  # type: ignore[arg-type]
