@@ -163,3 +163,33 @@ def test_memory_never_imports_textual():
             "print('textual' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_retrieval_in_one_thread_while_another_writes(store):
+    import threading
+
+    hook = MemoryHook(store, k=3)
+    ids = [a.id for a in store.all()]
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def reader():
+        try:
+            while not stop.is_set():
+                assert len(hook.retrieve(SOFTMAX, PARENT)) == 3
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for i, advice_id in enumerate(ids[:20]):
+            (store.accept if i % 2 else store.veto)(advice_id)
+            store.record_outcome(ids[20:23], improved=bool(i % 3))
+            store.update(advice_id, tags=("t", str(i)))
+    finally:
+        stop.set()
+        t.join(10)
+    assert not errors
+    vetoed = {a.id for a in store.all() if a.status == "vetoed"}
+    assert not {a.id for a in hook.retrieve(SOFTMAX, PARENT)} & vetoed
