@@ -214,7 +214,7 @@ class Judge:
         _, vrefs = self._reference(req, 0, timing["verify"]["seed"])
         self._compare(req, timing["verify"]["outputs"], vrefs, "call after timing", reasons.STALE_OUTPUT)
         synced = timing.get("synced_ms")
-        if synced is not None and synced > 2 * timing["median_ms"] + 0.2:
+        if synced is not None and synced > 2 * timing["median_ms"] + 0.1:
             raise Reject(reasons.UNSYNCED_WORK,
                          f"events say {timing['median_ms']:.4f} ms per call but a synchronised call "
                          f"takes {synced:.4f} ms: work escapes the timed stream")
