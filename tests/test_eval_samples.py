@@ -1,0 +1,34 @@
+"""Every sample's seed is accepted on the CPU interpreter: honest candidates with several
+kernels (cross_entropy), constructor arguments (row_sum, layernorm), weights (rmsnorm,
+layernorm, matmul), fp32 accumulation over bf16 inputs (rmsnorm, matmul)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evotui.eval import EvalRequest
+from evotui.task import resolve_task
+from tests.conftest import SAMPLES
+
+NAMES = sorted(p.name for p in SAMPLES.iterdir() if (p / "seed.py").is_file())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_seed_is_accepted_on_the_interpreter(cpu_pool, name):
+    task = resolve_task(SAMPLES / name)
+    result = cpu_pool.evaluate(EvalRequest(task=task, source=task.seed_path.read_text()))
+    assert result.accepted, (result.reason, result.message)
+    assert result.interpreter and result.speedup_eager is None and result.roofline_pct is None
+    assert sum(result.launches.values()) >= 5
+
+
+def test_ignoring_the_weights_is_caught(cpu_pool):
+    """rmsnorm's weights are not all ones: a candidate that skips them is wrong."""
+    task = resolve_task(SAMPLES / "rmsnorm")
+    source = task.seed_path.read_text()
+    assert "w_ptr" in source or "weight" in source
+    broken = source.replace("* w", "* 1.0") if "* w" in source else None
+    if broken is None or broken == source:
+        pytest.skip("seed does not multiply by the weight in a recognisable way")
+    result = cpu_pool.evaluate(EvalRequest(task=task, source=broken))
+    assert not result.accepted and result.reason == "mismatch", (result.reason, result.message)
