@@ -221,11 +221,33 @@ def test_kill_9_then_resume_continues_from_the_last_checkpoint(home, tmp_path):
     assert [s["resumed"] for s in starts] == [False, True]
     assert starts[1]["evaluated"] == before["evaluated"]
     assert sum(e["kind"] == "candidate_evaluated" for e in events) == 15  # seed + 14, once each
-    # a finished run has nothing left to do; asking for more continues it
-    p = evotui("run", "--resume", str(out), "--headless", "--iterations", "15",
+
+
+def test_ctrl_c_stops_cleanly_writes_the_report_and_resume_finishes(home, tmp_path):
+    out = tmp_path / "run"
+    args = ["run", str(SAMPLES / "add_gelu"), "--headless", "--device", "cpu",
+            "--mutator", "param", "--iterations", "40", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "evotui", *args], env=env_for(home),
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ck = out / "checkpoint.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if ck.exists() and json.loads(ck.read_text()).get("evaluated", 0) >= 4:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr and "stopping" in stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["outcome"] == "stopped" and 4 <= report["evaluated"] < 40
+    assert (out / "best.py").is_file() and "report:" in stdout
+    assert json.loads(ck.read_text())["evaluated"] == report["evaluated"]  # nothing lost
+    p = evotui("run", "--resume", str(out), "--headless", "--iterations", str(report["evaluated"] + 2),
                env=env_for(home))
     assert p.returncode == 0, p.stderr
-    assert json.loads((out / "report.json").read_text())["evaluated"] == 15
+    resumed = json.loads((out / "report.json").read_text())
+    assert resumed["outcome"] == "completed" and resumed["evaluated"] == report["evaluated"] + 2
 
 
 def test_new_run_refuses_an_existing_run_directory(cpu_pool, home, tmp_path):

@@ -132,11 +132,17 @@ _FENCED = re.compile(r"(```|~~~).*?(\1|\Z)", re.DOTALL)
 _BLOCK = re.compile(r"<{5,}\s*SEARCH.*?(>{5,}\s*REPLACE|\Z)", re.DOTALL | re.IGNORECASE)
 
 
+_CODE_START = ("import ", "from ", "class ", "def ", "@", '"""', "'''")
+
+
 def summarize_reply(reply: str, limit: int = 120) -> str:
-    """The first line of prose in a model's answer (what it says it changed)."""
+    """The first line of prose in a model's answer (what it says it changed); '' when the
+    answer is only code."""
     text = _BLOCK.sub("", _FENCED.sub("", strip_think(reply)))
-    for line in text.splitlines():
-        line = line.strip().strip("#*>-` ").strip()
+    for raw in text.splitlines():
+        if raw.lstrip().startswith(_CODE_START):
+            return ""  # a bare program: no prose before it
+        line = raw.strip().strip("#*>-` ").rstrip(":").strip()
         if len(line) >= 8 and not line.lower().startswith(("here is", "here's", "sure")):
             return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
     return ""
