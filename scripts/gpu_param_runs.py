@@ -1,0 +1,99 @@
+"""The parameter mutator alone on every sample: best speedup vs eager and vs torch.compile,
+% of roofline, evaluations per minute. One evaluator pool (every visible GPU) for all runs.
+
+    python scripts/gpu_param_runs.py [--iterations 64] [--cap-s 90] [--samples a,b] [--out DIR]
+
+Each run stops at ``--iterations`` evaluated children, when the search is exhausted, or after
+``--cap-s`` seconds (then it is stopped like Ctrl-C; the table says how far it got). Writes
+``param_runs.{md,json}`` and each run's directory under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from evotui.engine.events import CandidateEvaluated, Event  # noqa: E402
+from evotui.engine.session import RunOptions, open_session  # noqa: E402
+from evotui.eval import EvaluatorPool  # noqa: E402
+
+
+def fmt(v: float | None, spec: str = ".2f", suffix: str = "") -> str:
+    return "—" if v is None else f"{v:{spec}}{suffix}"
+
+
+async def one(name: str, pool: EvaluatorPool, out: Path, iterations: int, cap_s: float,
+              device: str) -> dict:
+    session = await open_session(RunOptions(
+        task=str(ROOT / "sample_kernels" / name), device=device, iterations=iterations,
+        mutator="param", out=str(out / name), memory_k=0), evaluator=pool)
+    engine = session.engine
+
+    def show(ev: Event) -> None:
+        if isinstance(ev, CandidateEvaluated):
+            what = "accepted" if ev.accepted else f"rejected {ev.reason}: {ev.message[:120]}"
+            speed = f" {ev.time_ms * 1000:.1f} us x{fmt(ev.speedup_eager)}" if ev.time_ms else ""
+            print(f"  {name} {ev.id} {what}{speed}{' *' if ev.new_best else ''}", flush=True)
+
+    engine.subscribe(show)
+    handle = asyncio.get_running_loop().call_later(cap_s, engine.stop, 15.0)
+    try:
+        result = await engine.run()
+    finally:
+        handle.cancel()
+        await session.aclose()
+    return result.report
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    names = sorted(p.name for p in (ROOT / "sample_kernels").iterdir() if (p / "seed.py").exists())
+    if args.samples:
+        names = [n for n in names if n in args.samples.split(",")]
+    args.out.mkdir(parents=True, exist_ok=True)
+    reports: dict[str, dict] = {}
+    with EvaluatorPool(args.device) as pool:
+        print(f"lanes: {pool.devices}", flush=True)
+        for name in names:
+            t0 = time.monotonic()
+            reports[name] = await one(name, pool, args.out, args.iterations, args.cap_s, args.device)
+            r = reports[name]
+            print(f"{name}: {r['outcome']} after {r['evaluated']} children in "
+                  f"{time.monotonic() - t0:.0f} s", flush=True)
+    rows = ["| sample | evaluated | accepted | seed ×eager | best ×eager | best ×compile | "
+            "best % roofline | best vs seed | evals/min | outcome | best change |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, r in reports.items():
+        seed, best = r.get("seed") or {}, r.get("best") or {}
+        rows.append(
+            f"| {name} | {r['evaluated']} | {r['accepted']} | {fmt(seed.get('speedup_eager'))} | "
+            f"{fmt(best.get('speedup_eager'))} | {fmt(best.get('speedup_compile'))} | "
+            f"{fmt(best.get('roofline_pct'), '.0f')} | {fmt(best.get('speedup_vs_seed'))} | "
+            f"{fmt(r['evaluations_per_minute'], '.1f')} | {r['outcome']} | "
+            f"{best.get('description', '')} |")
+    table = "\n".join(rows)
+    print(table)
+    (args.out / "param_runs.md").write_text(table + "\n")
+    (args.out / "param_runs.json").write_text(json.dumps(reports, indent=1))
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iterations", type=int, default=64)
+    ap.add_argument("--cap-s", type=float, default=90.0)
+    ap.add_argument("--samples", default="")
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "gpu-results")))
+    return asyncio.run(main_async(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
