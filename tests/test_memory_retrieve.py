@@ -193,3 +193,19 @@ def test_retrieval_in_one_thread_while_another_writes(store):
     assert not errors
     vetoed = {a.id for a in store.all() if a.status == "vetoed"}
     assert not {a.id for a in hook.retrieve(SOFTMAX, PARENT)} & vetoed
+
+
+def test_index_follows_another_process(store, tmp_path):
+    import os
+
+    hook = MemoryHook(store, k=5)
+    hook.retrieve(SOFTMAX, PARENT)
+    code = ("from evotui.memory import AdviceStore; s = AdviceStore(); "
+            "a = s.new('For softmax rows try num_warps 16 with BLOCK_SIZE 16384', kind='softmax', "
+            "tags=['softmax', 'num_warps', 'row-wise']); s.accept(a.id); print(a.id)")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ), capture_output=True,
+                         text=True, check=True).stdout.split()[-1]
+    assert out in {a.id for a in hook.retrieve(SOFTMAX, PARENT)}
+    code = f"from evotui.memory import AdviceStore; AdviceStore().veto('{out}')"
+    subprocess.run([sys.executable, "-c", code], env=dict(os.environ), check=True)
+    assert out not in {a.id for a in hook.retrieve(SOFTMAX, PARENT)}

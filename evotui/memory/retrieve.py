@@ -23,7 +23,6 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -53,11 +52,6 @@ DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "tf32")
 _DTYPE_ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16",
                   "float": "fp32", "float8": "fp8"}
 W_KIND, W_TAG, W_NAME, W_TEXT, W_CODE = 2.0, 1.5, 1.0, 1.0, 0.3
-_STATIC_FIELDS = itemgetter("id", "updated", "text")
-
-
-def _counters_of(doc: dict[str, Any]) -> dict[str, list[int]] | None:
-    return doc.get("counters")
 
 
 def kinds_compatible(advice_kind: str, task_kind: str) -> bool:
@@ -178,63 +172,86 @@ class Hit:
     semantic: float | None
 
 
+def _static(doc: dict[str, Any]) -> tuple:
+    return (doc.get("id"), doc.get("updated"), doc.get("text"))
+
+
+def _changed_positions(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[int] | None:
+    """Positions whose document object changed, or None when the list itself changed.
+
+    The store writes copy-on-write and a re-read reuses the objects of unchanged lines, so
+    an unchanged document is the very same object from one generation to the next.
+    """
+    if len(old) != len(new):
+        return None
+    return [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a is not b]
+
+
 class _Index:
     """Arrays over one generation of the library.
 
     Everything but the counters depends only on each document's content, whose changes bump
-    its ``updated`` stamp (counters do not): that part is reused across generations when
-    ``static_key`` is unchanged, so a retrieval after ``record_outcome`` stays cheap.
+    its ``updated`` stamp (counters do not). When only counters changed since the previous
+    generation (``record_outcome``), the previous index is reused and only the changed
+    documents' counters are read again, so retrieval right after an outcome stays cheap.
     """
 
-    def __init__(self, docs: list[dict[str, Any]], static_key: tuple, bm25: BM25,
-                 previous: _Index | None = None) -> None:
+    def __init__(self, docs: list[dict[str, Any]], bm25: BM25, previous: _Index | None = None,
+                 changed: list[int] | None = None) -> None:
         self.docs = docs
-        self.static_key = static_key
         self.bm25 = bm25
         n = len(docs)
-        if previous is not None and previous.static_key == static_key:
-            for name in ("static_version", "kind_set", "kind_ids", "arch_set", "arch_ids", "dtype_set",
-                         "dtype_ids", "vetoed", "static_utility", "vectors", "has_vector",
-                         "vectors_version"):
+        if previous is not None and changed is not None:
+            for name in ("static_version", "kind_set", "kind_ids", "arch_set", "arch_ids",
+                         "dtype_set", "dtype_ids", "vetoed", "static_utility", "vectors",
+                         "has_vector", "vectors_version", "_masks"):
                 setattr(self, name, getattr(previous, name))
+            shown, wins = previous.shown.copy(), previous.wins.copy()
+            positions: Iterable[int] = changed
         else:
-            self.static_version = (previous.static_version + 1) if previous is not None else 0
-            kinds = [str(d.get("kind") or "general") for d in docs]
-            self.kind_set = sorted(set(kinds))
-            kind_id = {k: i for i, k in enumerate(self.kind_set)}
-            self.kind_ids = np.fromiter((kind_id[k] for k in kinds), dtype=np.int32, count=n)
-            archs = [_doc_archs(d) for d in docs]
-            self.arch_set = sorted(set(archs), key=lambda s: sorted(s) if s else [])
-            arch_id = {a: i for i, a in enumerate(self.arch_set)}
-            self.arch_ids = np.fromiter((arch_id[a] for a in archs), dtype=np.int32, count=n)
-            dts = [_doc_dtypes(d) for d in docs]
-            self.dtype_set = sorted(set(dts), key=sorted)
-            dt_id = {a: i for i, a in enumerate(self.dtype_set)}
-            self.dtype_ids = np.fromiter((dt_id[a] for a in dts), dtype=np.int32, count=n)
-            status = [d.get("status", "proposed") for d in docs]
-            self.vetoed = np.fromiter((s == "vetoed" for s in status), dtype=bool, count=n)
-            boost = np.fromiter((STATUS_BOOST.get(s, 1.0) for s in status), dtype=np.float32,
-                                count=n)
-            gains = np.fromiter((max(0.0, min(float(d.get("gain") or 0.0), 0.5)) for d in docs),
-                                dtype=np.float32, count=n)
-            self.static_utility = (boost * (1.0 + 0.5 * gains)).astype(np.float32)
-            self.vectors: np.ndarray | None = None
-            self.has_vector = np.zeros(n, dtype=bool)
-            self.vectors_version = -1
-        shown = np.zeros(n, dtype=np.float32)
-        wins = np.zeros(n, dtype=np.float32)
-        for i, counters in enumerate(map(_counters_of, docs)):
+            self._build_static(docs, previous)
+            shown = np.zeros(n, dtype=np.float32)
+            wins = np.zeros(n, dtype=np.float32)
+            positions = range(n)
+        for i in positions:
+            counters = docs[i].get("counters")
+            shown[i] = wins[i] = 0.0
             if counters:
                 for s_, w_ in counters.values():
                     shown[i] += s_
                     wins[i] += w_
+        self.shown, self.wins = shown, wins
         prior_mean = PRIOR_WINS / (PRIOR_WINS + PRIOR_LOSSES)
         rate = (wins + PRIOR_WINS) / (shown + PRIOR_WINS + PRIOR_LOSSES)
         self.utility = (self.static_utility * np.clip(0.5 + 0.5 * rate / prior_mean, 0.5, 2.0)
                         ).astype(np.float32)
-        self._masks: dict[tuple, tuple[np.ndarray, np.ndarray]] = (
-            previous._masks if previous is not None and previous.static_key == static_key else {}
-        )
+
+    def _build_static(self, docs: list[dict[str, Any]], previous: _Index | None) -> None:
+        n = len(docs)
+        self.static_version = (previous.static_version + 1) if previous is not None else 0
+        kinds = [str(d.get("kind") or "general") for d in docs]
+        self.kind_set = sorted(set(kinds))
+        kind_id = {k: i for i, k in enumerate(self.kind_set)}
+        self.kind_ids = np.fromiter((kind_id[k] for k in kinds), dtype=np.int32, count=n)
+        archs = [_doc_archs(d) for d in docs]
+        self.arch_set = sorted(set(archs), key=lambda s: sorted(s) if s else [])
+        arch_id = {a: i for i, a in enumerate(self.arch_set)}
+        self.arch_ids = np.fromiter((arch_id[a] for a in archs), dtype=np.int32, count=n)
+        dts = [_doc_dtypes(d) for d in docs]
+        self.dtype_set = sorted(set(dts), key=sorted)
+        dt_id = {a: i for i, a in enumerate(self.dtype_set)}
+        self.dtype_ids = np.fromiter((dt_id[a] for a in dts), dtype=np.int32, count=n)
+        status = [d.get("status", "proposed") for d in docs]
+        self.vetoed = np.fromiter((s == "vetoed" for s in status), dtype=bool, count=n)
+        boost = np.fromiter((STATUS_BOOST.get(s, 1.0) for s in status), dtype=np.float32,
+                            count=n)
+        gains = np.fromiter((max(0.0, min(float(d.get("gain") or 0.0), 0.5)) for d in docs),
+                            dtype=np.float32, count=n)
+        self.static_utility = (boost * (1.0 + 0.5 * gains)).astype(np.float32)
+        self.vectors: np.ndarray | None = None
+        self.has_vector = np.zeros(n, dtype=bool)
+        self.vectors_version = -1
+        self._masks: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     def base_mask_and_boost(self, q: Query) -> tuple[np.ndarray, np.ndarray]:
         """Which advice may be shown for this query, and its kind/arch/dtype boost."""
@@ -281,13 +298,12 @@ class Retriever:
         if self._index is not None and snap.gen == self._gen:
             return self._index
         docs = snap.docs
-        try:  # ids, "updated" stamps (bumped by every edit) and texts: C speed
-            static_key = tuple(map(_STATIC_FIELDS, docs))
-        except KeyError:
-            static_key = tuple((d.get("id"), d.get("updated"), d.get("text")) for d in docs)
         old = self._index
-        if old is not None and old.static_key == static_key:
-            bm25 = old.bm25
+        changed = _changed_positions(old.docs, docs) if old is not None else None
+        if old is not None and changed is not None and all(
+            _static(old.docs[i]) == _static(docs[i]) for i in changed
+        ):
+            idx = _Index(docs, old.bm25, old, changed)  # only counters changed
         else:
             memo = self._tokens
             bags = []
@@ -301,8 +317,7 @@ class Retriever:
                 bags.append(bag)
             if len(memo) > 2 * len(docs) + 1000:
                 self._tokens = {k: v for k, v in memo.items() if k in live}
-            bm25 = BM25(bags)
-        idx = _Index(docs, static_key, bm25, old)
+            idx = _Index(docs, BM25(bags), old)
         self._index, self._gen = idx, snap.gen
         return idx
 
