@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,13 @@ from evotui.memory.hook import MemoryHook
 from evotui.memory.prompting import format_advice
 from evotui.memory.retrieve import Query, Retriever, kinds_compatible
 from evotui.task import TaskMeta
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT))
+
 
 SOFTMAX = TaskMeta(name="softmax", kind="softmax", tags=("reduction", "row-wise", "fp32"))
 GEMM = TaskMeta(name="matmul", kind="gemm", tags=("gemm", "bf16"))
@@ -161,7 +170,8 @@ def test_memory_never_imports_textual():
     code = ("import sys, evotui.memory, evotui.memory.hook, evotui.memory.distill, "
             "evotui.memory.audit, evotui.memory.retrieve, evotui.cli_advice; "
             "print('textual' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=_env())
     assert out.stdout.strip() == "False"
 
 
@@ -196,16 +206,14 @@ def test_retrieval_in_one_thread_while_another_writes(store):
 
 
 def test_index_follows_another_process(store, tmp_path):
-    import os
-
     hook = MemoryHook(store, k=5)
     hook.retrieve(SOFTMAX, PARENT)
     code = ("from evotui.memory import AdviceStore; s = AdviceStore(); "
             "a = s.new('For softmax rows try num_warps 16 with BLOCK_SIZE 16384', kind='softmax', "
             "tags=['softmax', 'num_warps', 'row-wise']); s.accept(a.id); print(a.id)")
-    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ), capture_output=True,
+    out = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True,
                          text=True, check=True).stdout.split()[-1]
     assert out in {a.id for a in hook.retrieve(SOFTMAX, PARENT)}
     code = f"from evotui.memory import AdviceStore; AdviceStore().veto('{out}')"
-    subprocess.run([sys.executable, "-c", code], env=dict(os.environ), check=True)
+    subprocess.run([sys.executable, "-c", code], env=_env(), check=True)
     assert out not in {a.id for a in hook.retrieve(SOFTMAX, PARENT)}
