@@ -109,10 +109,13 @@ def test_changes_by_another_process_are_seen(home):
 
 
 _ADDER = textwrap.dedent("""
-    import sys
+    import os, sys, time
     from evotui.memory import AdviceStore
-    tag, n = sys.argv[1], int(sys.argv[2])
+    tag, n, go = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     store = AdviceStore()
+    print("ready", flush=True)
+    while not os.path.exists(go):  # all three start adding at the same moment
+        time.sleep(0.001)
     for i in range(n):
         a = store.new(f"advice {i} from writer {tag}: tile the rows differently", tags=[tag])
         print(a.id, flush=True)
@@ -121,9 +124,13 @@ _ADDER = textwrap.dedent("""
 
 def test_three_processes_adding_at_once_lose_nothing(home):
     AdviceStore()  # the cold-start pack first, so the writers race only on their adds
-    procs = [subprocess.Popen([sys.executable, "-c", _ADDER, tag, "40"], env=_env(home),
+    go = home / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", _ADDER, tag, "40", str(go)], env=_env(home),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for tag in ("a", "b", "c")]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    go.touch()
     printed = []
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -133,6 +140,11 @@ def test_three_processes_adding_at_once_lose_nothing(home):
     store = AdviceStore()
     assert all(i in store for i in printed)
     assert len(store) == len(load_pack()) + 120
+    # they really interleaved: no writer finished before another started
+    mine = [a for a in store.all() if a.source == "authored"]
+    spans = {t: (min(a.created for a in mine if t in a.tags),
+                 max(a.created for a in mine if t in a.tags)) for t in "abc"}
+    assert max(s for s, _ in spans.values()) < min(e for _, e in spans.values())
 
 
 _LOOPER = textwrap.dedent("""

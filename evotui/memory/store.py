@@ -113,7 +113,7 @@ class AdviceStore:
         self._storage: AtomicJSONStorage | None = None
         self._db = TinyDB(str(self.path), storage=self._make_storage)
         self._table: Table = _AdviceTable(self.storage, TABLE, cache_size=0)
-        self._lock = FileLock(str(self.lock_path), timeout=lock_timeout)
+        self._lock = FileLock(str(self.lock_path), timeout=lock_timeout, poll_interval=0.005)
         self._mutex = threading.RLock()
         self._norm_memo: dict[str, str] = {}
         self._text_index: dict[str, str] | None = None  # normalised text → id, per generation
