@@ -1,0 +1,349 @@
+"""The live TUI: watch the evolution and steer it from the keyboard.
+
+``create_app(controller, feed)`` builds the app; ``evotui.tui.launch.run_tui`` starts a real
+run behind it. The app never waits on the engine: a 10 Hz timer takes one frame from the feed
+(everything that changed since the previous tick) and applies it inside ``batch_update``;
+commands go to the engine through the controller; anything that blocks (advice writes,
+reading a candidate's code, exporting) runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid
+from textual.events import Resize
+from textual.widgets import Footer
+
+from evotui.engine.events import Hint, PinParent, Stop
+from evotui.tui.advice import AdvicePanel
+from evotui.tui.commands import EvotuiCommands
+from evotui.tui.diff import DiffPanel
+from evotui.tui.feed import EventFeed
+from evotui.tui.fitness import FitnessChart
+from evotui.tui.llm import LLMPanel
+from evotui.tui.messages import EngineFinished
+from evotui.tui.population import PopulationTable
+from evotui.tui.runner import Controller, NothingToExport
+from evotui.tui.screens import CandidateScreen, ConfirmQuitScreen, HintScreen, NewAdviceScreen
+from evotui.tui.status import StatusLine
+from evotui.tui.views import Frame, Notice, StatusView
+
+log = logging.getLogger(__name__)
+
+REFRESH_HZ = 10.0
+STOP_GRACE_S = 5.0
+NARROW_BELOW = 120  # columns
+OWN_ACTIONS = {"toggle_pause", "new_advice", "accept", "veto", "hint", "export", "details",
+               "pin", "sort"}
+
+
+class EvotuiApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "evotui"
+    COMMANDS = App.COMMANDS | {EvotuiCommands}
+    BINDINGS = [
+        Binding("space", "toggle_pause", "Pause", tooltip="Pause or resume the run"),
+        Binding("n", "new_advice", "Advice", tooltip="Write new advice into the library"),
+        Binding("a", "accept", "Accept", tooltip="Accept the highlighted advice"),
+        Binding("v", "veto", "Veto", tooltip="Veto the highlighted advice"),
+        Binding("h", "hint", "Hint", tooltip="A hint for the next mutations"),
+        Binding("e", "export", "Export", tooltip="Write the best kernel to best.py"),
+        Binding("q", "quit", "Quit", tooltip="Stop the run, write the report and quit"),
+    ]
+
+    def __init__(self, controller: Controller, feed: EventFeed, *,
+                 notes: Iterable[str] = (), refresh_hz: float = REFRESH_HZ,
+                 on_tick: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self.controller = controller
+        self.feed = feed
+        self.refresh_hz = refresh_hz
+        self.notes = list(notes)
+        self.on_tick = on_tick  # a hook for benchmarks
+        self.status = StatusView()
+        self.quitting = False
+        self.frames = 0
+        self._ui_error_shown = False
+
+    # ---- layout ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Grid(id="panels"):
+            yield PopulationTable(id="population")
+            yield FitnessChart(id="fitness")
+            yield AdvicePanel(id="advice")
+            yield DiffPanel(id="diff")
+            yield LLMPanel(id="llm")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._set_narrow(self.size.width)
+        for note in self.notes:
+            self.notify(note, severity="warning", timeout=12)
+        self.controller.add_finished_callback(lambda: self.post_message(EngineFinished()))
+        self.query_one(PopulationTable).focus()
+        self.tick()
+        self.set_interval(1 / self.refresh_hz, self.tick, name="refresh")
+
+    def on_resize(self, event: Resize) -> None:
+        self._set_narrow(event.size.width)
+
+    def _set_narrow(self, width: int) -> None:
+        self.set_class(width < NARROW_BELOW, "narrow")
+
+    @property
+    def population(self) -> PopulationTable:
+        return self.query_one(PopulationTable)
+
+    @property
+    def advice(self) -> AdvicePanel:
+        return self.query_one(AdvicePanel)
+
+    # ---- refresh -----------------------------------------------------------------------------
+    def run_state(self, status: StatusView) -> str:
+        if status.outcome:
+            return status.outcome
+        c = self.controller
+        if c.stopping or self.quitting:
+            return "stopping…"
+        if c.paused:
+            return "paused"
+        return "running" if status.started else "starting…"
+
+    def tick(self) -> None:
+        """Take one frame from the feed and draw it (the 10 Hz timer)."""
+        try:
+            frame = self.feed.take()
+            if frame is not None:
+                self.status = frame.status
+                with self.batch_update():
+                    self._apply(frame)
+            self.query_one(StatusLine).show(self.status, self.run_state(self.status))
+        except Exception as e:  # a drawing bug must not take the run down with it
+            log.exception("refreshing the TUI failed")
+            if not self._ui_error_shown:
+                self._ui_error_shown = True
+                self.notify(f"display error: {type(e).__name__}: {e} (details in the log)",
+                            severity="error", timeout=15)
+        if self.on_tick is not None:
+            self.on_tick()
+
+    def _apply(self, frame: Frame) -> None:
+        self.frames += 1
+        population = self.population
+        population.apply(frame.rows)
+        if frame.fitness is not None:
+            self.query_one(FitnessChart).show(frame.fitness)
+        if frame.advice is not None:
+            self.advice.show(frame.advice)
+        self.query_one(LLMPanel).feed(frame.llm)
+        shown = population.highlighted_id
+        if shown is not None and any(r.id == shown for r in frame.rows):
+            self.query_one(DiffPanel).show(self.feed.row(shown))
+        for notice in frame.notices:
+            self._toast(notice)
+        if frame.finished:
+            s = frame.status
+            where = f" Report: {Path(s.run_dir) / 'report.json'}." if s.run_dir else ""
+            self.notify(f"Run {s.outcome}: {s.outcome_message}.{where} q quits.",
+                        severity="error" if s.outcome == "failed" else "information",
+                        timeout=20)
+
+    def _toast(self, notice: Notice) -> None:
+        if notice.level not in ("warning", "error"):
+            return
+        lines = [x for x in notice.message.splitlines() if x.strip()]
+        if len(lines) > 2:  # a traceback: its first and last lines, never the whole thing
+            message = f"{lines[0]} … {lines[-1].strip()}"
+        else:
+            message = " ".join(lines)
+        self.notify(message, severity="error" if notice.level == "error" else "warning",
+                    timeout=15 if notice.level == "error" else 8)
+
+    def on_population_table_highlighted(self, event: PopulationTable.Highlighted) -> None:
+        if event.candidate_id is not None:
+            self.query_one(DiffPanel).show(self.feed.row(event.candidate_id))
+
+    def on_population_table_open(self, event: PopulationTable.Open) -> None:
+        self._open_details(event.candidate_id)
+
+    def on_engine_finished(self, _: EngineFinished) -> None:
+        self.tick()
+        error = getattr(self.controller, "error", None)
+        if error:
+            last = [x for x in error.splitlines() if x.strip()][-1]
+            self.notify(f"engine stopped with an error: {last}", severity="error", timeout=30)
+        if self.quitting:
+            self.exit(self.exit_code())
+
+    def exit_code(self) -> int:
+        failed = self.status.outcome == "failed" or getattr(self.controller, "error", None)
+        return 1 if failed else 0
+
+    # ---- actions -----------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in OWN_ACTIONS and len(self.screen_stack) > 1:
+            return False  # a form is open: its keys are its own
+        return True
+
+    def action_toggle_pause(self) -> None:
+        toggle = getattr(self.controller, "toggle_pause", None)
+        pausing = toggle() if toggle is not None else None
+        if pausing is None:
+            self.notify("The run is over: nothing to pause.", severity="warning")
+        elif pausing:
+            self.notify("Pausing: evaluations in flight finish first.", timeout=4)
+        else:
+            self.notify("Resumed.", timeout=3)
+        self.tick()
+
+    def action_new_advice(self) -> None:
+        defaults = getattr(self.controller, "advice_defaults", lambda: {})()
+        self.push_screen(NewAdviceScreen(defaults), self._save_advice)
+
+    def _save_advice(self, data: dict[str, Any] | None) -> None:
+        if data:
+            self._advice_worker("author", data)
+
+    def action_accept(self) -> None:
+        self._decide("accept")
+
+    def action_veto(self) -> None:
+        self._decide("veto")
+
+    def _decide(self, what: str) -> None:
+        advice_id = self.advice.highlighted_id
+        if advice_id is None:
+            self.notify("No advice highlighted (advice appears when a model mutation "
+                        "retrieves some).", severity="warning")
+            return
+        self._advice_worker(what, {"id": advice_id})
+
+    @work(thread=True, group="advice", exit_on_error=False)
+    def _advice_worker(self, what: str, data: dict[str, Any]) -> None:
+        c = self.controller
+        try:
+            if what == "author":
+                fields = {k: v for k, v in data.items() if k != "text"}
+                advice = c.author_advice(data["text"], **fields)
+                message = f"Advice {getattr(advice, 'id', '')} saved to the library; it can " \
+                          "be offered from the next prompt on."
+            elif what == "accept":
+                c.accept_advice(data["id"])
+                self.feed.mark_advice(data["id"], "accepted")
+                message = f"Advice {data['id']} accepted."
+            else:
+                c.veto_advice(data["id"])
+                self.feed.mark_advice(data["id"], "vetoed")
+                message = f"Advice {data['id']} vetoed: it will not be offered again."
+        except Exception as e:
+            self.call_from_thread(self.notify, f"advice {what} failed: {e}", severity="error")
+        else:
+            self.call_from_thread(self.notify, message, timeout=6)
+
+    def action_hint(self) -> None:
+        note = ""
+        if self.status.mutator == "param":
+            note = "The param mutator uses no prompt: hints reach model mutations only."
+        self.push_screen(HintScreen(note), self._send_hint)
+
+    def _send_hint(self, result: tuple[str, int | None] | None) -> None:
+        if result is None:
+            return
+        text, uses = result
+        if not self.controller.send(Hint(text, uses)):
+            self.notify("The run is over: the hint was not sent.", severity="warning")
+        elif text:
+            self.notify(f"Hint sent for the next {uses or 'all'} prompts: {text}", timeout=6)
+        else:
+            self.notify("Hints cleared.", timeout=4)
+
+    def action_export(self) -> None:
+        self._export_worker()
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export_worker(self) -> None:
+        try:
+            best_id, path = self.controller.export_best()
+        except NothingToExport as e:
+            self.call_from_thread(self.notify, f"Nothing to export: {e}.", severity="warning")
+        except Exception as e:
+            self.call_from_thread(self.notify, f"export failed: {e}", severity="error")
+        else:
+            self.call_from_thread(self.notify, f"Best kernel {best_id} written to {path}",
+                                  timeout=10)
+
+    def action_details(self) -> None:
+        cid = self.population.highlighted_id
+        if cid is None:
+            self.notify("No candidate yet.", severity="warning")
+            return
+        self._open_details(cid)
+
+    def _open_details(self, cid: str) -> None:
+        self._details_worker(cid)
+
+    @work(thread=True, exclusive=True, group="details", exit_on_error=False)
+    def _details_worker(self, cid: str) -> None:
+        try:
+            info = self.controller.candidate(cid)
+        except Exception as e:
+            log.warning("reading candidate %s failed: %s", cid, e)
+            info = None
+        self.call_from_thread(self.push_screen, CandidateScreen(cid, self.feed.row(cid), info))
+
+    def on_candidate_screen_pin(self, event: CandidateScreen.Pin) -> None:
+        self._pin(event.candidate_id)
+
+    def action_pin(self) -> None:
+        cid = self.population.highlighted_id
+        if cid is not None:
+            self._pin(cid)
+
+    def _pin(self, cid: str) -> None:
+        if self.controller.send(PinParent(cid)):
+            self.notify(f"{cid} will be the parent of the next mutation.", timeout=4)
+
+    def action_sort(self, column: str) -> None:
+        self.population.sort_by(column)
+
+    async def action_quit(self) -> None:
+        c = self.controller
+        if self.quitting:  # a second q while stopping: abandon what is in flight
+            c.send(Stop(0))
+            self.notify("Stopping now.", timeout=3)
+            return
+        if not c.running:
+            self.exit(self.exit_code())
+            return
+        s = self.status
+        self.push_screen(ConfirmQuitScreen(
+            f"A run is in progress ({s.evaluated} of {s.iterations} evaluated). Stop it, "
+            "write the report and quit?"), self._confirmed_quit)
+
+    def _confirmed_quit(self, yes: bool | None) -> None:
+        if not yes:
+            return
+        self.quitting = True
+        if not self.controller.send(Stop(STOP_GRACE_S)):  # it ended meanwhile
+            self.exit(self.exit_code())
+            return
+        self.notify(f"Stopping: evaluations in flight get {STOP_GRACE_S:g} s, then the report "
+                    "is written (q again: stop now).", timeout=10)
+        self.tick()
+
+
+def create_app(controller: Controller, feed: EventFeed | None = None, *,
+               notes: Iterable[str] = (), refresh_hz: float = REFRESH_HZ,
+               clock: Callable[[], float] = time.time) -> EvotuiApp:
+    """The app for a run behind ``controller`` whose events reach ``feed`` (a new feed is
+    made when none is given: subscribe ``app.feed`` to the engine then)."""
+    return EvotuiApp(controller, feed or EventFeed(clock), notes=notes, refresh_hz=refresh_hz)

@@ -1,0 +1,287 @@
+"""The TUI's engine subscriber: fold events into views, hand out one frame per refresh.
+
+``EventFeed.on_event`` is what the engine calls (on the subscriber thread the engine gives a
+plain callable, so a slow UI never holds the engine up). It only updates a few dicts under a
+lock. The app's refresh timer calls ``take()`` (10 times a second by default), which returns
+one immutable ``Frame`` with everything that changed since the previous call, or None when
+nothing did: however many events arrive, the UI redraws at most once per tick.
+
+No Textual here: the feed is plain Python and is tested without a terminal.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from evotui.engine.events import (
+    AdviceRetrieved,
+    CandidateEvaluated,
+    CandidateProposed,
+    Event,
+    GenerationDone,
+    LLMChunk,
+    RunFinished,
+    RunStarted,
+    Status,
+)
+from evotui.tui.views import (
+    AdviceItem,
+    AdviceView,
+    CandidateRow,
+    FitnessView,
+    Frame,
+    Notice,
+    StatusView,
+)
+
+TOKEN_WINDOW_S = 5.0
+LLM_BUFFER_CHARS = 20_000  # per candidate waiting for its turn in the LLM panel
+MAX_NOTICES = 50
+
+
+def _advice_item(view: dict[str, Any]) -> AdviceItem:
+    tags = view.get("tags") or ()
+    return AdviceItem(
+        id=str(view.get("id", "?")), text=str(view.get("text", "")),
+        status=str(view.get("status") or "proposed"), kind=str(view.get("kind") or "general"),
+        tags=tuple(str(t) for t in tags), win_rate=view.get("win_rate"),
+        shown=int(view.get("shown") or 0))
+
+
+class EventFeed:
+    def __init__(self, clock: Callable[[], float] = time.time, backend: str = "triton") -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._status = StatusView(backend=backend)
+        self._rows: dict[str, CandidateRow] = {}
+        self._changed: dict[str, None] = {}  # ordered set of ids changed since the last take
+        self._points: list[tuple[int, float | None]] = []
+        self._best_line: list[tuple[int, float]] = []
+        self._refs: dict[str, float] = {}
+        self._metric: str | None = None
+        self._fitness_dirty = False
+        self._advice = AdviceView(None)
+        self._advice_dirty = False
+        self._notices: list[Notice] = []
+        self._llm_out: list[str] = []
+        self._llm_focus: str | None = None
+        self._llm_waiting: dict[str, list[str]] = {}
+        self._llm_ended: set[str] = set()
+        self._chunk_times: deque[float] = deque()
+        self._started_t: float | None = None
+        self._finished_t: float | None = None
+        self._evaluated_at_start = 0
+        self._finished = False
+        self._finished_sent = False
+        self._dirty = True
+        self._last_status: StatusView | None = None
+
+    # ---- the subscriber ----------------------------------------------------------------------
+    def on_event(self, ev: Event) -> None:
+        with self._lock:
+            self._apply(ev)
+
+    def __call__(self, ev: Event) -> None:
+        self.on_event(ev)
+
+    def _apply(self, ev: Event) -> None:
+        self._dirty = True
+        if isinstance(ev, LLMChunk):
+            self._chunk(ev)
+        elif isinstance(ev, CandidateProposed):
+            self._proposed(ev)
+        elif isinstance(ev, CandidateEvaluated):
+            self._evaluated(ev)
+        elif isinstance(ev, AdviceRetrieved):
+            self._advice = AdviceView(ev.candidate_id, tuple(_advice_item(a) for a in ev.advice))
+            self._advice_dirty = True
+        elif isinstance(ev, GenerationDone):
+            self._status = replace(self._status, generation=ev.generation)
+        elif isinstance(ev, Status):
+            self._status = replace(self._status, message=ev.message.strip().splitlines()[0]
+                                   if ev.message.strip() else "", level=ev.level)
+            self._notices.append(Notice(ev.message.strip(), ev.level))
+            del self._notices[:-MAX_NOTICES]
+            for cid in list(self._llm_waiting) + [self._llm_focus or ""]:
+                if cid and ev.message.startswith(f"{cid}:"):  # its mutation failed
+                    self._end_stream(cid)
+        elif isinstance(ev, RunStarted):
+            self._started(ev)
+        elif isinstance(ev, RunFinished):
+            self._finished = True
+            self._finished_t = ev.t
+            self._status = replace(self._status, outcome=ev.outcome,
+                                   outcome_message=ev.message,
+                                   run_dir=ev.run_dir or self._status.run_dir)
+
+    def _started(self, ev: RunStarted) -> None:
+        self._started_t = ev.t
+        self._evaluated_at_start = ev.evaluated
+        self._status = replace(
+            self._status, task=ev.task, device=ev.device, device_name=ev.device_name,
+            arch=ev.arch, interpreter=ev.interpreter, mutator=ev.mutator, model=ev.model,
+            iterations=ev.iterations, run_dir=ev.run_dir, evaluated=ev.evaluated, started=True)
+        if ev.interpreter:
+            self._metric = "time"
+        if ev.mutator == "param":
+            self._llm_out.append("param mutator (no model): no tokens to stream.\n")
+
+    def _proposed(self, ev: CandidateProposed) -> None:
+        self._rows[ev.id] = CandidateRow(
+            id=ev.id, order=len(self._rows), island=ev.island,
+            parent=ev.parent_origin or ev.parent_id, generation=ev.generation,
+            mutator=ev.mutator, model=ev.model, description=ev.description, diff=ev.diff,
+            advice_ids=tuple(ev.advice_ids), interpreter=self._status.interpreter)
+        self._changed[ev.id] = None
+        self._status = replace(self._status, in_flight=self._status.in_flight + 1)
+        self._end_stream(ev.id)
+
+    def _evaluated(self, ev: CandidateEvaluated) -> None:
+        old = self._rows.get(ev.id)
+        row = old or CandidateRow(id=ev.id, order=len(self._rows), parent=ev.parent_id)
+        row = replace(row, status="accepted" if ev.accepted else "rejected", reason=ev.reason,
+                      message=ev.message, time_ms=ev.time_ms, spread_pct=ev.spread_pct,
+                      speedup_eager=ev.speedup_eager, speedup_compile=ev.speedup_compile,
+                      roofline_pct=ev.roofline_pct, interpreter=ev.interpreter,
+                      new_best=ev.new_best, improved=ev.improved, wall_s=ev.wall_s)
+        self._rows[ev.id] = row
+        self._changed[ev.id] = None
+        self._end_stream(ev.id)
+        s = self._status
+        counts: dict[str, Any] = {}
+        if old is not None and old.status == "evaluating":
+            counts["in_flight"] = max(0, s.in_flight - 1)
+        if row.mutator != "seed":
+            counts.update(evaluated=s.evaluated + 1, accepted=s.accepted + ev.accepted,
+                          rejected=s.rejected + (not ev.accepted))
+        if ev.new_best:
+            counts["best"] = row
+        self._status = replace(s, **counts)
+        self._add_point(row)
+
+    def _add_point(self, row: CandidateRow) -> None:
+        if self._metric is None and row.status == "accepted":
+            self._metric = ("speedup" if row.speedup_eager is not None and not row.interpreter
+                            else "time")
+        metric = self._metric or "time"
+        y = None
+        if row.status == "accepted":
+            y = row.speedup_eager if metric == "speedup" else row.time_ms
+        x = len(self._points)
+        self._points.append((x, y))
+        if row.new_best and y is not None:
+            self._best_line.append((x, y))
+        if metric == "speedup" and row.speedup_eager and row.speedup_compile:
+            self._refs = {"eager": 1.0,
+                          "torch.compile": row.speedup_eager / row.speedup_compile}
+        self._fitness_dirty = True
+
+    # ---- the LLM stream: one candidate at a time ----------------------------------------------
+    def _chunk(self, ev: LLMChunk) -> None:
+        self._chunk_times.append(ev.t)
+        cid = ev.candidate_id
+        if self._llm_focus is None:
+            self._focus(cid)
+        if cid == self._llm_focus:
+            self._llm_out.append(ev.text)
+        else:
+            buf = self._llm_waiting.setdefault(cid, [])
+            if sum(map(len, buf)) < LLM_BUFFER_CHARS:
+                buf.append(ev.text)
+
+    def _focus(self, cid: str) -> None:
+        self._llm_focus = cid
+        model = self._status.model or "model"
+        lead = "\n" if self._llm_out else ""
+        self._llm_out.append(f"{lead}── {cid} ({model}) ──\n")
+        self._llm_out.extend(self._llm_waiting.pop(cid, []))
+
+    def _end_stream(self, cid: str) -> None:
+        """``cid``'s answer is complete (or failed): the panel moves on to the next stream,
+        replaying in order what the others streamed meanwhile."""
+        self._llm_ended.add(cid)
+        if cid != self._llm_focus:
+            return
+        self._llm_focus = None
+        while self._llm_waiting:
+            nxt = next(iter(self._llm_waiting))
+            self._focus(nxt)
+            if nxt not in self._llm_ended:
+                return
+            self._llm_focus = None
+
+    # ---- what the UI calls -------------------------------------------------------------------
+    def note(self, message: str, level: str = "info") -> None:
+        """A message from the UI itself (shown like the engine's)."""
+        with self._lock:
+            self._notices.append(Notice(message, level))
+            self._dirty = True
+
+    def mark_advice(self, advice_id: str, status: str) -> None:
+        """The human accepted or vetoed a piece of advice: show it at once."""
+        with self._lock:
+            items = tuple(replace(a, status=status) if a.id == advice_id else a
+                          for a in self._advice.items)
+            self._advice = replace(self._advice, items=items)
+            self._advice_dirty = self._dirty = True
+
+    def row(self, cid: str) -> CandidateRow | None:
+        with self._lock:
+            return self._rows.get(cid)
+
+    def rows(self) -> list[CandidateRow]:
+        with self._lock:
+            return list(self._rows.values())
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def status(self) -> StatusView:
+        with self._lock:
+            return self._current_status()
+
+    def _current_status(self) -> StatusView:
+        now = self._clock()
+        while self._chunk_times and self._chunk_times[0] < now - TOKEN_WINDOW_S:
+            self._chunk_times.popleft()
+        tps = len(self._chunk_times) / TOKEN_WINDOW_S
+        s = self._status
+        epm = 0.0
+        if self._started_t is not None:
+            end = self._finished_t if self._finished_t is not None else now
+            minutes = max(end - self._started_t, 1e-9) / 60
+            done = s.evaluated - self._evaluated_at_start
+            epm = done / minutes if done else 0.0
+        return replace(s, tokens_per_s=round(tps, 1), evals_per_minute=round(epm, 1))
+
+    def take(self) -> Frame | None:
+        """Everything that changed since the previous call, or None if nothing did."""
+        with self._lock:
+            status = self._current_status()
+            if not self._dirty and status == self._last_status:
+                return None
+            self._seq += 1
+            rows = tuple(self._rows[c] for c in self._changed)
+            fitness = None
+            if self._fitness_dirty:
+                fitness = FitnessView(self._metric or "time", tuple(self._points),
+                                      tuple(self._best_line), tuple(self._refs.items()))
+            advice = self._advice if self._advice_dirty else None
+            frame = Frame(
+                seq=self._seq, status=status, rows=rows, fitness=fitness, advice=advice,
+                llm="".join(self._llm_out), notices=tuple(self._notices),
+                finished=self._finished and not self._finished_sent)
+            self._changed.clear()
+            self._llm_out.clear()
+            self._notices.clear()
+            self._fitness_dirty = self._advice_dirty = self._dirty = False
+            self._finished_sent = self._finished_sent or self._finished
+            self._last_status = status
+            return frame

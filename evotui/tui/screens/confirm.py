@@ -1,0 +1,38 @@
+"""Confirm quitting while a run is in progress."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label
+
+
+class ConfirmQuitScreen(ModalScreen[bool]):
+    BINDINGS = [
+        Binding("y", "answer(True)", "Stop and quit"),
+        Binding("n,escape", "answer(False)", "Keep running"),
+    ]
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="confirm") as dialog:
+            dialog.border_title = "Quit?"
+            yield Label(self.message)
+            with Horizontal(classes="buttons"):
+                yield Button("Stop and quit (y)", id="yes", variant="error")
+                yield Button("Keep running (n)", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#yes", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

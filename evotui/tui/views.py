@@ -1,0 +1,189 @@
+"""Immutable views of a run, as the TUI draws them (no Textual here).
+
+The feed (``evotui.tui.feed``) folds engine events into these; one ``Frame`` per refresh
+carries what changed since the previous one. Formatting helpers that several panels share
+live here too, so the status line, the table and the details screen say the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+INTERPRETER_NOTE = "CPU interpreter — times are not kernel speed"
+NO_MODEL = "param mutator (no model)"
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    """One candidate as the Population table shows it."""
+
+    id: str
+    order: int  # arrival order (the seed is 0)
+    island: int = 0
+    parent: str | None = None  # the program it came from (the original, not a copy)
+    generation: int = 0
+    mutator: str = ""
+    model: str | None = None
+    status: str = "evaluating"  # "evaluating" | "accepted" | "rejected"
+    reason: str | None = None
+    message: str = ""
+    time_ms: float | None = None
+    spread_pct: float | None = None
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    roofline_pct: float | None = None
+    interpreter: bool = False
+    advice_ids: tuple[str, ...] = ()
+    description: str = ""
+    diff: str = ""
+    new_best: bool = False
+    improved: bool = False
+    wall_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class AdviceItem:
+    id: str
+    text: str
+    status: str = "proposed"
+    kind: str = "general"
+    tags: tuple[str, ...] = ()
+    win_rate: float | None = None
+    shown: int = 0
+
+
+@dataclass(frozen=True)
+class AdviceView:
+    """The advice retrieved for the latest mutation that asked for some."""
+
+    candidate_id: str | None
+    items: tuple[AdviceItem, ...] = ()
+
+
+@dataclass(frozen=True)
+class FitnessView:
+    """Every evaluation and the best so far, against the evaluation count.
+
+    ``metric`` is "speedup" (× vs eager, higher is better; on a GPU) or "time" (interpreter
+    wall time in ms, lower is better; on the CPU). ``points`` holds one (x, y) per
+    evaluation, y None for a rejected one; ``best`` the (x, y) where the best changed."""
+
+    metric: str = "speedup"
+    points: tuple[tuple[int, float | None], ...] = ()
+    best: tuple[tuple[int, float], ...] = ()
+    refs: tuple[tuple[str, float], ...] = ()  # ("eager", 1.0), ("torch.compile", 1.7)
+
+
+@dataclass(frozen=True)
+class StatusView:
+    task: str = ""
+    device: str = ""
+    device_name: str = ""
+    arch: str | None = None
+    interpreter: bool = False
+    backend: str = "triton"
+    mutator: str = ""
+    model: str | None = None
+    iterations: int = 0
+    generation: int = 0
+    evaluated: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    in_flight: int = 0
+    evals_per_minute: float = 0.0
+    tokens_per_s: float = 0.0
+    best: CandidateRow | None = None
+    message: str = ""
+    level: str = "info"
+    outcome: str | None = None  # set once the run finished
+    outcome_message: str = ""
+    run_dir: str | None = None
+    started: bool = False
+
+
+@dataclass(frozen=True)
+class Notice:
+    message: str
+    level: str = "info"  # "info" | "warning" | "error"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What changed since the previous frame (``status`` is always the current one)."""
+
+    seq: int
+    status: StatusView
+    rows: tuple[CandidateRow, ...] = ()
+    fitness: FitnessView | None = None
+    advice: AdviceView | None = None
+    llm: str = ""  # text to append to the LLM panel
+    llm_reset: str | None = None  # replace the LLM panel's text with this first
+    notices: tuple[Notice, ...] = ()
+    finished: bool = False
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+# ---- formatting ------------------------------------------------------------------------------
+
+
+def fmt_time(ms: float | None, interpreter: bool) -> str:
+    """Interpreter wall times in ms; kernel times in µs below a millisecond."""
+    if ms is None:
+        return "—"
+    if interpreter or ms >= 1.0:
+        return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+    return f"{ms * 1000:.1f} µs"
+
+
+def fmt_x(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}×"
+
+
+def fmt_pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f} %"
+
+
+def model_label(mutator: str, model: str | None) -> str:
+    """The run's mutator for the status line."""
+    if mutator == "param" or not model:
+        return NO_MODEL if mutator in ("param", "") else mutator
+    if mutator == "mixed":
+        return f"mixed: {model} + param"
+    return f"{mutator}: {model}"
+
+
+def maker_cell(row: CandidateRow) -> str:
+    """Who made a candidate, for the table: seed, param or the model's name."""
+    if row.mutator == "llm" and row.model:
+        return row.model
+    return row.mutator or "?"
+
+
+def status_cell(row: CandidateRow) -> str:
+    if row.status == "rejected":
+        return row.reason or "rejected"
+    if row.status == "accepted":
+        return "★ best" if row.new_best else "accepted"
+    return row.status
+
+
+def best_summary(row: CandidateRow | None) -> str:
+    if row is None:
+        return "best —"
+    if row.interpreter or row.speedup_eager is None:
+        return f"best {row.id} {fmt_time(row.time_ms, row.interpreter)}" + (
+            " (interpreter wall time)" if row.interpreter else "")
+    parts = [f"best {row.id} {fmt_time(row.time_ms, False)}",
+             f"{fmt_x(row.speedup_eager)} vs eager",
+             f"{fmt_x(row.speedup_compile)} vs torch.compile"]
+    if row.roofline_pct is not None:
+        parts.append(f"{fmt_pct(row.roofline_pct)} of roofline")
+    return " · ".join(parts)
+
+
+def device_label(s: StatusView) -> str:
+    if s.interpreter:
+        return f"{s.device or 'cpu'} ({INTERPRETER_NOTE})"
+    name = f" {s.device_name}" if s.device_name else ""
+    arch = f" {s.arch}" if s.arch else ""
+    return f"{s.device}{name}{arch}".strip()

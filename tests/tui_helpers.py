@@ -1,0 +1,277 @@
+"""Stand-ins for the TUI tests and ``bench/bench_tui.py``: a fixed run as events (for
+snapshots), a controller that needs no engine, and a real engine over an instant evaluator
+and a streaming scripted mutator (for the key flows)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+from evotui.engine.events import (
+    AdviceRetrieved,
+    CandidateEvaluated,
+    CandidateProposed,
+    Command,
+    Event,
+    GenerationDone,
+    LLMChunk,
+    Pause,
+    Resume,
+    RunStarted,
+    Status,
+    Stop,
+)
+from evotui.engine.loop import Engine, EngineConfig
+from evotui.engine.mutators import LLMAccount, Mutation, MutationRequest
+from evotui.engine.patch import diff_text
+from evotui.engine.rundir import RunDir
+from evotui.engine.session import RunOptions, Session
+from evotui.eval.results import EvalResult
+from evotui.task import resolve_task
+from evotui.tui.runner import CandidateInfo, EngineRunner, NothingToExport
+from tests.conftest import SAMPLES
+from tests.engine_helpers import SOFTMAX_SEED, FakeEvaluator
+
+T0 = 1_700_000_000.0  # a fixed wall clock for deterministic views
+
+
+# ---- a fixed run, as events -------------------------------------------------------------------
+def _variant(source: str, warps: int) -> str:
+    return source.replace("NUM_WARPS = 8", f"NUM_WARPS = {warps}")
+
+
+ADVICE = (
+    {"id": "a1b2c3d4", "text": "Keep the whole row in one block when it fits: one pass, no "
+     "second read of x.", "status": "accepted", "win_rate": 0.5, "shown": 4},
+    {"id": "e5f6a7b8", "text": "Fewer warps help short rows: try num_warps 4.",
+     "status": "proposed", "win_rate": None, "shown": 0},
+    {"id": "c9d0e1f2", "text": "Use exp2 with a log2(e) scale instead of exp.",
+     "status": "authored", "win_rate": 0.25, "shown": 8},
+)
+
+
+def fixed_events(gpu: bool = True) -> list[Event]:
+    """A short run of softmax: seed, five children (one rejected), advice, a model stream."""
+    t = T0
+    ev: list[Event] = [RunStarted(
+        task="softmax", task_path="sample_kernels/softmax", device="cuda:0" if gpu else "cpu",
+        interpreter=not gpu, mutator="llm", model="qwen2.5-coder:7b", iterations=20,
+        run_dir="/tmp/evotui-run", device_name="NVIDIA H200" if gpu else "",
+        arch="sm_90" if gpu else None, t=t)]
+    ev.append(CandidateProposed(id="c0001", parent_id=None, island=0, generation=0,
+                                mutator="seed", model=None, description="seed", diff="", t=t))
+    base = 0.281 if gpu else 24.0
+    ev.append(CandidateEvaluated(id="c0001", accepted=True, reason="accepted", message="ok",
+                                 time_ms=base, spread_pct=0.3,
+                                 speedup_eager=1.0 if gpu else None,
+                                 speedup_compile=0.54 if gpu else None,
+                                 roofline_pct=45.0 if gpu else None, interpreter=not gpu,
+                                 new_best=True, t=t))
+    plan = [("c0005", 4, 0.82, True), ("c0006", 2, None, False), ("c0007", 16, 1.05, False),
+            ("c0008", 4, 0.64, True), ("c0009", 1, 1.3, False)]
+    parent, parent_src = "c0001", SOFTMAX_SEED
+    for i, (cid, warps, ratio, best) in enumerate(plan):
+        src = _variant(SOFTMAX_SEED, warps)
+        ev.append(AdviceRetrieved(cid, ADVICE, t=t))
+        for piece in ["Set ", "NUM_WARPS ", f"to {warps}", " to ", "balance the row."]:
+            ev.append(LLMChunk(cid, piece, t=t))
+        ev.append(CandidateProposed(id=cid, parent_id=parent, island=i % 2, generation=i // 2,
+                                    mutator="llm", model="qwen2.5-coder:7b",
+                                    description=f"NUM_WARPS 8 → {warps}",
+                                    diff=diff_text(parent_src, src, parent, cid),
+                                    advice_ids=("a1b2c3d4", "e5f6a7b8"), t=t))
+        if ratio is None:
+            ev.append(CandidateEvaluated(id=cid, accepted=False, reason="mismatch",
+                                         message="output differs from the reference at 12 "
+                                         "of 4096 elements", interpreter=not gpu, t=t))
+            continue
+        time_ms = base * ratio
+        ev.append(CandidateEvaluated(
+            id=cid, accepted=True, reason="accepted", message="ok", time_ms=time_ms,
+            spread_pct=0.4, speedup_eager=base / time_ms if gpu else None,
+            speedup_compile=0.152 / time_ms if gpu else None,
+            roofline_pct=45.0 * base / time_ms if gpu else None, interpreter=not gpu,
+            new_best=best, improved=best, parent_id=parent, t=t))
+        if best:
+            parent, parent_src = cid, src
+    ev.append(GenerationDone(generation=2, evaluated=5, accepted=4, rejected=1,
+                             best_id="c0008", best_time_ms=base * 0.64,
+                             best_speedup_eager=1 / 0.64, best_speedup_compile=0.152 / 0.18,
+                             best_roofline_pct=70.0, evals_per_minute=12.0, llm_calls=5,
+                             llm_failures=0, prompt_tokens=5000, completion_tokens=400, t=t))
+    ev.append(Status("hint added for the next mutations: try BLOCK 1024", t=t))
+    return ev
+
+
+class FakeController:
+    """A run without an engine: commands are recorded, the advice library is a dict."""
+
+    def __init__(self, run_dir: Path | None = None) -> None:
+        self.sent: list[Command] = []
+        self._running = True
+        self._paused = False
+        self._stopping = False
+        self.advice: dict[str, dict[str, Any]] = {a["id"]: dict(a) for a in ADVICE}
+        self._run_dir = run_dir
+        self._callbacks: list[Any] = []
+        self.error: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @property
+    def run_dir(self) -> Path | None:
+        return self._run_dir
+
+    def send(self, command: Command) -> bool:
+        if not self._running:
+            return False
+        self.sent.append(command)
+        if isinstance(command, Pause):
+            self._paused = True
+        elif isinstance(command, Resume):
+            self._paused = False
+        elif isinstance(command, Stop):
+            self._stopping = True
+        return True
+
+    def toggle_pause(self) -> bool | None:
+        if not self._running:
+            return None
+        self.send(Resume() if self._paused else Pause())
+        return self._paused
+
+    def finish(self) -> None:
+        self._running = False
+        for fn in self._callbacks:
+            fn()
+
+    def add_finished_callback(self, fn: Any) -> None:
+        self._callbacks.append(fn)
+
+    def candidate(self, cid: str) -> CandidateInfo | None:
+        return CandidateInfo(cid, SOFTMAX_SEED, "accepted", metrics={})
+
+    def export_best(self) -> tuple[str, Path]:
+        if self._run_dir is None:
+            raise NothingToExport("no run directory")
+        path = self._run_dir / "best.py"
+        path.write_text(SOFTMAX_SEED)
+        return "c0008", path
+
+    def accept_advice(self, advice_id: str) -> Any:
+        self.advice[advice_id]["status"] = "accepted"
+
+    def veto_advice(self, advice_id: str) -> Any:
+        self.advice[advice_id]["status"] = "vetoed"
+
+    def author_advice(self, text: str, **fields: Any) -> Any:
+        self.advice["new00001"] = {"id": "new00001", "text": text, **fields}
+        return type("A", (), {"id": "new00001"})()
+
+
+# ---- a real engine over stand-ins ---------------------------------------------------------------
+class StreamingMutator:
+    """Proposes NUM_WARPS/BLOCK variants of the parent (new every time) and streams a few
+    chunks like a model would; ``delay`` seconds per proposal."""
+
+    name = "llm"
+    model: str | None = "stand-in"
+
+    def __init__(self, delay: float = 0.0, chunks: int = 3, seed: int = 0) -> None:
+        self.delay = delay
+        self.chunks = chunks
+        self.account = LLMAccount()
+        self.requests: list[MutationRequest] = []
+        self._rng = random.Random(seed)
+
+    async def propose(self, request: MutationRequest, on_chunk: Any = None) -> Mutation:
+        self.requests.append(request)
+        n = len(self.requests)
+        self.account.calls += 1
+        for i in range(self.chunks):
+            if on_chunk is not None:
+                on_chunk(f"token{i} ")
+            if self.delay:
+                await asyncio.sleep(self.delay / max(1, self.chunks))
+        warps = self._rng.choice([1, 2, 4, 8, 16])
+        src = request.parent.source.replace("NUM_WARPS = ", f"EVO_{n} = {n}\nNUM_WARPS = ", 1)
+        src = _set_warps(src, warps)
+        return Mutation(src, "llm", self.model, "full", description=f"variant {n}: warps {warps}")
+
+    def state(self) -> dict[str, Any]:
+        return {"account": self.account.as_dict()}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.account = LLMAccount.from_dict(state.get("account") or {})
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _set_warps(source: str, warps: int) -> str:
+    lines = source.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("NUM_WARPS = "):
+            lines[i] = f"NUM_WARPS = {warps}"
+    return "\n".join(lines) + "\n"
+
+
+def judge(source: str) -> EvalResult:
+    """Instant verdicts: warps 1 is rejected, the rest timed by a made-up smooth cost."""
+    warps = next((int(x.split("=")[1]) for x in source.splitlines()
+                  if x.startswith("NUM_WARPS = ")), 8)
+    if warps == 1:
+        return EvalResult.rejected("mismatch", "output differs from the reference")
+    noise = (hash(source) % 1000) / 1e5
+    t = 0.2 + 0.02 * abs(warps - 4) + noise
+    return EvalResult(True, "accepted", "ok", time_ms=t, spread_pct=0.2,
+                      speedup_eager=0.281 / t, speedup_compile=0.152 / t,
+                      roofline_pct=40 * 0.281 / t)
+
+
+class InstantEvaluator(FakeEvaluator):
+    def __init__(self, delay: float = 0.0, lanes: int = 1) -> None:
+        super().__init__(judge=judge, delay=delay, lanes=lanes)
+
+
+def stand_in_runner(run_dir: Path, *, iterations: int = 200, delay: float = 0.05,
+                    eval_delay: float = 0.0, memory: Any = "library", lanes: int = 1,
+                    config: dict[str, Any] | None = None,
+                    mutator: Any = None) -> tuple[EngineRunner, dict[str, Any]]:
+    """An ``EngineRunner`` whose engine runs softmax over stand-ins; ``memory="library"``
+    attaches the real advice library (``EVOTUI_HOME``). Returns the runner and the parts."""
+    parts: dict[str, Any] = {}
+
+    async def setup() -> Session:
+        task = resolve_task(SAMPLES / "softmax")
+        evaluator = InstantEvaluator(eval_delay, lanes)
+        mut = mutator or StreamingMutator(delay)
+        hook = None
+        if memory == "library":
+            from evotui.memory.hook import MemoryHook
+            from evotui.memory.store import AdviceStore
+
+            hook = MemoryHook(AdviceStore(), k=3)
+        elif memory is not None:
+            hook = memory
+        rd = RunDir(run_dir)
+        engine = Engine(task, evaluator, mut, EngineConfig(iterations=iterations,
+                                                           **(config or {})),
+                        seed_source=SOFTMAX_SEED, memory=hook, run_dir=rd)
+        parts.update(engine=engine, evaluator=evaluator, mutator=mut, memory=hook, run_dir=rd)
+        return Session(engine, evaluator, rd, RunOptions(task=str(task.path)), mut.name,
+                       owns_evaluator=False)
+
+    return EngineRunner(setup), parts
