@@ -321,3 +321,27 @@ def test_llm_chunks_reach_subscribers_but_not_the_log(softmax, tmp_path):
     assert "llm_chunk" not in logged and "candidate_evaluated" in logged
     started = next(e for e in events if isinstance(e, RunStarted))
     assert json.loads(started.to_json())["kind"] == "run_started"
+
+
+def test_evaluator_failures_are_retried_not_blamed_and_end_a_run_that_keeps_failing(softmax):
+    calls = {"n": 0}
+
+    def judge(source: str) -> EvalResult:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the first child's first attempt: retried, then fine
+            return EvalResult.rejected("harness_error", "judge failed: worker died")
+        if calls["n"] > 3:  # from then on the evaluator is broken
+            return EvalResult.rejected("harness_error", "CUDA out of memory in the judge")
+        return EvalResult(True, "accepted", "ok", time_ms=1.0, spread_pct=0.1)
+
+    mut = ScriptedMutator(tagged)
+    engine = Engine(softmax, FakeEvaluator(judge), mut,
+                    EngineConfig(iterations=20, concurrency=1, n_islands=1),
+                    seed_source=SOFTMAX_SEED)
+    result = run(engine)
+    assert result.outcome == "failed" and "not the candidates' fault" in result.message
+    assert "CUDA out of memory" in result.message
+    children = engine.state.children()
+    assert children[0].status == "accepted"  # the retry succeeded
+    assert [c.reason for c in children[1:]] == ["harness_error"] * 3
+    assert all(r.context.last_failure is None for r in mut.requests)  # nobody blamed

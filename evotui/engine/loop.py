@@ -17,36 +17,17 @@ are interpreter wall times: they rank candidates but are never reported as speed
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import random
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
+from evotui.engine import events as ev
 from evotui.engine import report as reporting
-from evotui.engine.events import (
-    AcceptAdvice,
-    AdviceRetrieved,
-    AuthorAdvice,
-    CandidateEvaluated,
-    CandidateProposed,
-    Command,
-    Event,
-    GenerationDone,
-    Hint,
-    LLMChunk,
-    Pause,
-    PinParent,
-    Resume,
-    RunFinished,
-    RunStarted,
-    Status,
-    Stop,
-    VetoAdvice,
-)
+from evotui.engine.hooks import Evaluator, MemoryHook, advice_block, advice_view, call
 from evotui.engine.mutators import (
     DUPLICATE,
     EXHAUSTED,
@@ -57,70 +38,18 @@ from evotui.engine.mutators import (
 )
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate, Population
-from evotui.engine.prompting import (
-    Inspiration,
-    PromptContext,
-    describe_metrics,
-    format_advice_views,
-)
+from evotui.engine.prompting import Inspiration, PromptContext, describe_metrics
 from evotui.engine.rundir import RunDir
+from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.subscribers import Subscriber
 from evotui.engine.tunables import config_key
+from evotui.eval import reasons
 from evotui.eval.results import EvalRequest, EvalResult
-from evotui.task import TaskMeta, TaskRef
+from evotui.task import TaskRef
 
 log = logging.getLogger(__name__)
 
-
-class Evaluator(Protocol):
-    """What the engine needs of ``evotui.eval.EvaluatorPool`` (tests may stand in for it)."""
-
-    lanes: list[Any]
-    devices: list[str]
-
-    @property
-    def is_cpu(self) -> bool: ...
-
-    async def aevaluate(self, request: EvalRequest) -> EvalResult: ...
-
-
-class MemoryHook(Protocol):
-    """The advice library as the engine uses it. Methods may be sync (run in a thread) or
-    async. ``accept(id)``, ``veto(id)`` and ``author(text, **fields)`` are optional: the
-    commands AcceptAdvice/VetoAdvice/AuthorAdvice are forwarded to them when present."""
-
-    def retrieve(self, task_meta: TaskMeta, parent_source: str, k: int) -> list[Any]: ...
-
-    def record_outcome(self, advice_ids: list[str], improved: bool) -> None: ...
-
-
-@dataclass
-class EngineConfig:
-    iterations: int = 20  # evaluated children
-    seed: int = 0  # of the engine's random.Random
-    n_islands: int = 4
-    island_capacity: int = 32
-    elite_size: int = 8
-    exploration: float = 0.2
-    tournament_size: int = 3
-    migration_interval: int = 5  # generations
-    inspirations: int = 2
-    memory_k: int = 3
-    generation_size: int = 0  # 0: max(4, lanes)
-    concurrency: int = 0  # iterations in flight; 0: lanes + 1 (param) or lanes + 2 (model)
-    eval_timeout_s: float = 180.0
-    eval_trials: int = 5
-    max_consecutive_failures: int = 12
-    min_gain: float = 0.01
-    spread_factor: float = 3.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+__all__ = ["Engine", "EngineConfig", "Evaluator", "MemoryHook", "RunResult"]
 
 
 @dataclass(frozen=True)
@@ -130,40 +59,6 @@ class RunResult:
     evaluated: int
     best_id: str | None
     report: dict[str, Any]
-
-
-ADVICE_FIELDS = ("id", "text", "kind", "tags", "status", "arch", "gain", "shown", "improved",
-                 "win_rate")
-
-
-def advice_view(item: Any) -> dict[str, Any]:
-    """A small JSON-able dict (at least ``id`` and ``text``) of a piece of advice, whatever
-    type the memory returned it as (``evotui.memory.Advice``, a dict, an object)."""
-    get = item.get if isinstance(item, dict) else lambda k: getattr(item, k, None)
-    view = {k: get(k) for k in ADVICE_FIELDS}
-    view = {k: list(v) if isinstance(v, tuple) else v for k, v in view.items() if v is not None}
-    view["id"] = str(view.get("id", "?"))
-    view["text"] = str(view.get("text", ""))
-    return view
-
-
-def advice_block(items: list[Any], views: list[dict[str, Any]]) -> str:
-    """The prompt block: the advice library's own wording when it can format the items."""
-    if not items:
-        return ""
-    try:
-        from evotui.memory.prompting import format_advice
-
-        return format_advice(items)
-    except Exception:  # not evotui.memory.Advice objects, or no advice library here
-        return format_advice_views(views)
-
-
-async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Await an async callable; run a sync one in a thread."""
-    if inspect.iscoroutinefunction(fn):
-        return await fn(*args, **kwargs)
-    return await asyncio.to_thread(fn, *args, **kwargs)
 
 
 class Engine:
@@ -189,43 +84,30 @@ class Engine:
         self.config = config or EngineConfig()
         self.memory = memory
         self.run_dir = run_dir
-        self.run_info = dict(run_info or {})  # stored in checkpoints (what a resume needs)
-        c = self.config
-        self.rng = random.Random(c.seed)
-        self.population = Population(n_islands=c.n_islands, island_capacity=c.island_capacity,
-                                     elite_size=c.elite_size, exploration=c.exploration,
-                                     tournament_size=c.tournament_size)
-        self.generation = 0
-        self.evaluated = 0
-        self.seed_id: str | None = None
-        self.best_id: str | None = None
-        self.hints: list[list[Any]] = []  # [text, uses left or None]
-        self.tried: set[str] = set()  # config keys of programs evaluated or in flight
-        self.eval_seconds = 0.0
-        self.outcome: str | None = None
-        self.outcome_message = ""
+        self.run_info = dict(run_info or {})  # stored in checkpoints: what a resume needs
+        self.device_info: dict[str, Any] = {}  # "name", "arch" of the GPU when known
         self.resumed = checkpoint is not None
+        self.state = RunState.new(self.config)
         self._seed_source = seed_source
-        self._elapsed_before = 0.0
         self._started: float | None = None
-        self._inbox: asyncio.Queue[Command] = asyncio.Queue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._inbox: asyncio.Queue[ev.Command] = asyncio.Queue()
         self._running = asyncio.Event()
         self._running.set()
         self._change = asyncio.Event()
         self._ckpt_lock = asyncio.Lock()
         self._subscribers: list[Subscriber] = []
-        self._phase: dict[asyncio.Task[Any], str] = {}
-        self._reserved = 0
+        self._phase: dict[asyncio.Task[Any], str] = {}  # "idle" | "mutate" | "evaluate"
+        self._reserved = 0  # iterations started and not yet recorded or failed
         self._stopping = False
         self._failures_in_a_row = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._harness_errors_in_a_row = 0
         self._log_failed = False
-        self.device_info: dict[str, Any] = {}  # "name", "arch" of the GPU when known
         if checkpoint is not None:
             self._restore(checkpoint)
 
     # ---- public API ------------------------------------------------------------------------
-    def subscribe(self, fn: Callable[[Event], Any]) -> Callable[[], None]:
+    def subscribe(self, fn: Callable[[ev.Event], Any]) -> Callable[[], None]:
         """Receive every event. A plain callable runs on its own thread, a coroutine function
         in its own task: a slow subscriber never holds up the engine. Returns an unsubscribe."""
         sub = Subscriber(fn)
@@ -241,7 +123,7 @@ class Engine:
 
         return unsubscribe
 
-    def send(self, command: Command) -> None:
+    def send(self, command: ev.Command) -> None:
         """Queue a command; safe from any thread. Applied between iterations."""
         loop = self._loop
         if loop is not None and loop.is_running():
@@ -255,21 +137,62 @@ class Engine:
         self._inbox.put_nowait(command)
 
     def pause(self) -> None:
-        self.send(Pause())
+        self.send(ev.Pause())
 
     def resume(self) -> None:
-        self.send(Resume())
+        self.send(ev.Resume())
 
     def stop(self, grace_s: float = 10.0) -> None:
-        self.send(Stop(grace_s))
+        self.send(ev.Stop(grace_s))
+
+    # ---- read-only views of the run's state (``self.state``) --------------------------------
+    @property
+    def population(self) -> Population:
+        return self.state.population
+
+    @property
+    def evaluated(self) -> int:
+        return self.state.evaluated
+
+    @property
+    def generation(self) -> int:
+        return self.state.generation
+
+    @property
+    def seed_id(self) -> str | None:
+        return self.state.seed_id
+
+    @property
+    def best_id(self) -> str | None:
+        return self.state.best_id
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.state.best
+
+    @property
+    def hints(self) -> list[list[Any]]:
+        return self.state.hints
+
+    @property
+    def rng(self) -> random.Random:
+        return self.state.rng
+
+    @property
+    def outcome(self) -> str | None:
+        return self.state.outcome
+
+    @property
+    def outcome_message(self) -> str:
+        return self.state.outcome_message
+
+    @property
+    def eval_seconds(self) -> float:
+        return self.state.eval_seconds
 
     @property
     def paused(self) -> bool:
         return not self._running.is_set()
-
-    @property
-    def best(self) -> Candidate | None:
-        return self.population.get(self.best_id) if self.best_id else None
 
     @property
     def in_flight(self) -> int:
@@ -277,25 +200,28 @@ class Engine:
 
     def elapsed(self) -> float:
         now = time.monotonic() - self._started if self._started is not None else 0.0
-        return self._elapsed_before + now
+        return self.state.elapsed_before + now
 
     def evals_per_minute(self) -> float:
         minutes = self.elapsed() / 60
         return round(self.evaluated / minutes, 2) if minutes > 0 else 0.0
+
+    def account(self) -> dict[str, Any]:
+        return self.mutator.account.as_dict()
 
     def report(self) -> dict[str, Any]:
         return reporting.build_report(self)
 
     async def run(self) -> RunResult:
         """Run until ``config.iterations`` children are evaluated, a Stop, exhaustion of the
-        search or a fatal failure. Writes the final checkpoint and report in any case."""
+        search or a fatal failure. Writes the report and the last checkpoint in any case."""
         self._loop = asyncio.get_running_loop()
         self._started = time.monotonic()
         for sub in self._subscribers:
             sub.start()
         inbox = asyncio.create_task(self._read_inbox())
         try:
-            self._emit(RunStarted(
+            self._emit(ev.RunStarted(
                 task=self.task.name, task_path=str(self.task.path),
                 device=", ".join(self.evaluator.devices), interpreter=self.evaluator.is_cpu,
                 mutator=self.mutator.name, model=self.mutator.model,
@@ -314,7 +240,7 @@ class Engine:
                          "children")
         except Exception as e:  # an engine bug: end the run with a clear message and a report
             log.exception("engine failure")
-            self._emit(Status("engine error:\n" + traceback.format_exc(limit=6), "error"))
+            self._emit(ev.Status("engine error:\n" + traceback.format_exc(limit=6), "error"))
             self._finish("failed", f"engine error: {type(e).__name__}: {e}")
         finally:
             self._finish("stopped", f"interrupted after {self.evaluated} evaluated children")
@@ -328,7 +254,7 @@ class Engine:
                          self.best_id, report)
 
     # ---- events and commands ---------------------------------------------------------------
-    def _emit(self, event: Event) -> None:
+    def _emit(self, event: ev.Event) -> None:
         if self.run_dir is not None:
             try:
                 self.run_dir.log(event)
@@ -340,42 +266,39 @@ class Engine:
             sub.put(event)
 
     def _status(self, message: str, level: str = "info") -> None:
-        self._emit(Status(message, level))
+        self._emit(ev.Status(message, level))
 
     async def _read_inbox(self) -> None:
         while True:
             self._apply(await self._inbox.get())
 
-    def _apply(self, cmd: Command) -> None:
-        if isinstance(cmd, Pause):
+    def _apply(self, cmd: ev.Command) -> None:
+        if isinstance(cmd, ev.Pause):
             if not self.paused:
                 self._running.clear()
                 self._status(f"paused ({self._reserved} in flight finish first)")
-        elif isinstance(cmd, Resume):
+        elif isinstance(cmd, ev.Resume):
             if self.paused:
                 self._running.set()
                 self._status("resumed")
-        elif isinstance(cmd, Stop):
+        elif isinstance(cmd, ev.Stop):
             self._request_stop(cmd.grace_s)
-        elif isinstance(cmd, Hint):
-            if not cmd.text.strip():
-                self.hints.clear()
-                self._status("hints cleared")
-            else:
-                self.hints.append([cmd.text.strip(), cmd.uses])
-                self._status(f"hint added for the next mutations: {cmd.text.strip()}")
-        elif isinstance(cmd, PinParent):
+        elif isinstance(cmd, ev.Hint):
+            self.state.add_hint(cmd.text, cmd.uses)
+            self._status(f"hint for the next mutations: {cmd.text.strip()}" if cmd.text.strip()
+                         else "hints cleared")
+        elif isinstance(cmd, ev.PinParent):
             try:
                 self.population.pin(cmd.id)
                 self._status(f"{cmd.id} is the parent of the next mutation")
             except ValueError as e:
                 self._status(str(e), "warning")
-        elif isinstance(cmd, AcceptAdvice | VetoAdvice | AuthorAdvice):
+        elif isinstance(cmd, ev.AcceptAdvice | ev.VetoAdvice | ev.AuthorAdvice):
             asyncio.get_running_loop().create_task(self._forward_advice(cmd))
         else:
             self._status(f"unknown command {cmd!r}", "warning")
 
-    async def _forward_advice(self, cmd: AcceptAdvice | VetoAdvice | AuthorAdvice) -> None:
+    async def _forward_advice(self, cmd: ev.AcceptAdvice | ev.VetoAdvice | ev.AuthorAdvice) -> None:
         name = {"accept_advice": "accept", "veto_advice": "veto", "author_advice": "author"}[cmd.kind]
         fn = getattr(self.memory, name, None) if self.memory is not None else None
         if fn is None:
@@ -383,11 +306,11 @@ class Engine:
                          "warning")
             return
         try:
-            if isinstance(cmd, AuthorAdvice):
-                got = await _call(fn, cmd.text, **cmd.fields)
-                self._status(f"advice added{f': {got}' if isinstance(got, str) else ''}")
+            if isinstance(cmd, ev.AuthorAdvice):
+                got = await call(fn, cmd.text, **cmd.fields)
+                self._status(f"advice added: {getattr(got, 'id', got)}")
             else:
-                await _call(fn, cmd.id)
+                await call(fn, cmd.id)
                 self._status(f"advice {cmd.id} {name}ed")
         except Exception as e:
             self._status(f"advice {name} failed: {type(e).__name__}: {e}", "warning")
@@ -407,8 +330,7 @@ class Engine:
 
     def _finish(self, outcome: str, message: str) -> None:
         """Record why the run ends (the first reason wins) and stop starting iterations."""
-        if self.outcome is None:
-            self.outcome, self.outcome_message = outcome, message
+        self.state.finish(outcome, message)
         self._stopping = True
         self._running.set()
         self._notify()
@@ -467,8 +389,7 @@ class Engine:
         cid = self.population.new_id()
         parent = self.population.select_parent(self.rng)
         advice, block = await self._retrieve_advice(cid, parent)
-        hints = self._take_hints()
-        mutation, parent = await self._mutate(cid, parent, block, hints)
+        mutation, parent = await self._mutate(cid, parent, block, self.state.take_hints())
         if mutation.prompt and self.run_dir is not None:
             self.run_dir.write_llm_log(cid, mutation.prompt, mutation.reply)
         if mutation.failure_kind == EXHAUSTED:
@@ -476,33 +397,31 @@ class Engine:
                          "tunables has been tried (a model can take it further)")
             return
         source = mutation.source
-        if source is not None and config_key(source) in self.tried:
+        if source is not None and config_key(source) in self.state.tried:
             self.mutator.account.fail(DUPLICATE)
             mutation = Mutation(None, mutation.mutator, mutation.model, mutation.mode,
                                 failure_kind=DUPLICATE,
                                 failure="the answer is a program already evaluated")
-        if not mutation.ok:
+        if source is None or not mutation.ok:
             self._mutation_failed(cid, parent, mutation)
             return
-        assert source is not None
         self._failures_in_a_row = 0
-        self.tried.add(config_key(source))
+        self.state.tried.add(config_key(source))
         child = Candidate(id=cid, source=source, parent_id=parent.id, island=parent.island,
                           generation=self.generation, mutator=mutation.mutator,
                           model=mutation.model, advice_ids=[a["id"] for a in advice],
                           description=mutation.description, extra={"mode": mutation.mode})
-        self._emit(CandidateProposed(
+        self._emit(ev.CandidateProposed(
             id=cid, parent_id=parent.id, island=child.island, generation=child.generation,
             mutator=child.mutator, model=child.model, description=child.description,
             diff=diff_text(parent.source, source, parent.id, cid),
             advice_ids=tuple(child.advice_ids), parent_origin=parent.copy_of or parent.id))
         self._phase[me] = "evaluate"
-        result = await self.evaluator.aevaluate(self._request(child))
-        improved = self._record(child, parent, result)
+        improved = self._record(child, parent, await self._evaluate(child))
         generation_ends = self.evaluated % self._generation_size() == 0
         if child.advice_ids and self.memory is not None:
             try:
-                await _call(self.memory.record_outcome, list(child.advice_ids), improved)
+                await call(self.memory.record_outcome, list(child.advice_ids), improved)
             except Exception as e:
                 self._status(f"advice library: recording the outcome failed: {e}", "warning")
         if generation_ends:
@@ -516,24 +435,21 @@ class Engine:
         """Ask the mutator for a child of ``parent``; when the parameters of that parent are
         exhausted, try the other accepted programs, best first."""
         def on_chunk(text: str) -> None:
-            self._emit(LLMChunk(cid, text))
+            self._emit(ev.LLMChunk(cid, text))
 
         tried_parents = {parent.source}
         while True:
             request = MutationRequest(cid, parent, self._context(parent, advice, hints), self.rng,
-                                      frozenset(self.tried))
+                                      frozenset(self.state.tried))
             mutation = await self.mutator.propose(request, on_chunk)
             if mutation.failure_kind != EXHAUSTED:
                 return mutation, parent
-            others = [c for c in self.population.elites() + self._accepted()
-                      if c.source not in tried_parents]
+            others = [c for c in self.population.elites() + self.population.candidates()
+                      if c.status == "accepted" and c.source not in tried_parents]
             if not others:
                 return mutation, parent
             parent = others[0]
             tried_parents.add(parent.source)
-
-    def _accepted(self) -> list[Candidate]:
-        return [c for c in self.population.candidates() if c.status == "accepted"]
 
     def _context(self, parent: Candidate, advice: str, hints: list[str]) -> PromptContext:
         if self.mutator.name == "param":  # no prompt: skip the diffs
@@ -545,28 +461,20 @@ class Engine:
         return PromptContext(self.task_source, parent, inspirations, advice, hints,
                              parent.extra.get("last_failure"))
 
-    def _take_hints(self) -> list[str]:
-        texts = [h[0] for h in self.hints]
-        for h in self.hints:
-            if h[1] is not None:
-                h[1] -= 1
-        self.hints = [h for h in self.hints if h[1] is None or h[1] > 0]
-        return texts
-
     async def _retrieve_advice(self, cid: str, parent: Candidate) -> tuple[list[dict[str, Any]], str]:
         """Top-k advice for this parent: (views for events and lineage, the prompt block)."""
         if self.memory is None or self.config.memory_k <= 0 or self.mutator.name == "param":
             return [], ""
         try:
-            items = list(await _call(self.memory.retrieve, self.task.meta, parent.source,
-                                     self.config.memory_k) or [])[: self.config.memory_k]
+            items = list(await call(self.memory.retrieve, self.task.meta, parent.source,
+                                    self.config.memory_k) or [])[: self.config.memory_k]
             views = [advice_view(a) for a in items]
         except Exception as e:
             self._status(f"advice library: retrieval failed ({type(e).__name__}: {e}); "
                          "continuing without advice", "warning")
             return [], ""
         if views:
-            self._emit(AdviceRetrieved(cid, tuple(views)))
+            self._emit(ev.AdviceRetrieved(cid, tuple(views)))
         return views, advice_block(items, views)
 
     def _mutation_failed(self, cid: str, parent: Candidate, m: Mutation) -> None:
@@ -582,20 +490,35 @@ class Engine:
             self._finish("failed", f"the {m.mutator} mutator failed {self._failures_in_a_row} "
                          f"times in a row; last ({kind}): {m.failure}")
 
-    def _request(self, c: Candidate) -> EvalRequest:
-        return EvalRequest(task=self.task, source=c.source, name=c.id,
-                           trials=self.config.eval_trials, timeout_s=self.config.eval_timeout_s)
+    async def _evaluate(self, c: Candidate) -> EvalResult:
+        """Evaluate ``c``; an evaluator failure (not the candidate's fault) is retried once,
+        and a run whose evaluator keeps failing ends."""
+        request = EvalRequest(task=self.task, source=c.source, name=c.id,
+                              trials=self.config.eval_trials, timeout_s=self.config.eval_timeout_s)
+        result = await self.evaluator.aevaluate(request)
+        if result.reason == reasons.HARNESS_ERROR:
+            self._status(f"{c.id}: the evaluator failed ({result.message}); trying again",
+                         "warning")
+            result = await self.evaluator.aevaluate(request)
+        if result.reason != reasons.HARNESS_ERROR:
+            self._harness_errors_in_a_row = 0
+            return result
+        self._harness_errors_in_a_row += 1
+        if self._harness_errors_in_a_row >= self.config.max_harness_errors:
+            self._finish("failed", f"the evaluator failed {self._harness_errors_in_a_row} times "
+                         f"in a row (not the candidates' fault): {result.message}")
+        return result
 
     async def _evaluate_seed(self) -> None:
         assert self._seed_source is not None
         seed = Candidate(id=self.population.new_id(), source=self._seed_source, mutator="seed",
                          description="seed")
-        self._emit(CandidateProposed(id=seed.id, parent_id=None, island=0, generation=0,
-                                     mutator="seed", model=None, description="seed", diff=""))
+        self._emit(ev.CandidateProposed(id=seed.id, parent_id=None, island=0, generation=0,
+                                        mutator="seed", model=None, description="seed", diff=""))
         self._status(f"evaluating the seed {seed.id} on {', '.join(self.evaluator.devices)}"
                      + (" (Triton interpreter)" if self.evaluator.is_cpu else ""))
-        result = await self.evaluator.aevaluate(self._request(seed))
-        self.seed_id = seed.id
+        result = await self._evaluate(seed)
+        self.state.seed_id = seed.id
         self._record(seed, None, result)
         if not result.accepted:
             msg = f"the seed candidate was rejected ({result.reason}): {result.message}"
@@ -605,57 +528,27 @@ class Engine:
         await self._checkpoint()
 
     def _record(self, c: Candidate, parent: Candidate | None, r: EvalResult) -> bool:
-        """Store a verdict; returns whether the child beat its parent."""
-        c.status = "accepted" if r.accepted else "rejected"
-        c.reason, c.message = r.reason, r.message
-        c.time_ms, c.speedup_eager, c.speedup_compile = r.time_ms, r.speedup_eager, r.speedup_compile
-        c.roofline_pct = r.roofline_pct
-        c.extra.update(spread_pct=r.spread_pct, interpreter=r.interpreter, wall_s=round(r.wall_s, 3),
-                       timing_method=r.timing_method)
-        self.population.add(c)
-        self.tried.add(config_key(c.source))
-        self.eval_seconds += r.wall_s
-        improved = new_best = False
-        if parent is not None:
-            self.evaluated += 1
-            if r.accepted:
-                parent.extra.pop("last_failure", None)
-                improved = self._beats(c, parent)
-            else:
-                parent.extra["last_failure"] = {"id": c.id, "reason": r.reason, "message": r.message}
-        if r.accepted:
-            best = self.best
-            new_best = best is None or self._beats(c, best)
-            if new_best:
-                self.best_id = c.id
-        self._emit(CandidateEvaluated(
+        """Store a verdict and announce it; returns whether the child beat its parent."""
+        verdict = self.state.record(c, parent, r)
+        self._emit(ev.CandidateEvaluated(
             id=c.id, accepted=r.accepted, reason=r.reason, message=r.message, time_ms=r.time_ms,
             spread_pct=r.spread_pct, speedup_eager=r.speedup_eager,
             speedup_compile=r.speedup_compile, roofline_pct=r.roofline_pct,
             interpreter=r.interpreter, wall_s=r.wall_s, parent_id=c.parent_id,
-            new_best=new_best, improved=improved))
-        return improved
-
-    def _beats(self, new: Candidate, old: Candidate) -> bool:
-        """Faster than ``old`` by more than max(min_gain, spread_factor × larger spread)."""
-        if new.time_ms is None or old.time_ms is None:
-            return False
-        spread = max(new.extra.get("spread_pct") or 0.0, old.extra.get("spread_pct") or 0.0)
-        margin = max(self.config.min_gain, self.config.spread_factor * spread / 100)
-        return new.time_ms < old.time_ms * (1 - margin)
+            new_best=verdict.new_best, improved=verdict.improved))
+        return verdict.improved
 
     async def _end_generation(self) -> None:
-        self.generation += 1
+        self.state.generation += 1
         migrants = self.population.maybe_migrate(self.generation, self.rng,
                                                  self.config.migration_interval)
         if migrants:
-            self._status(f"migration: {', '.join(f'{m.copy_of}→island {m.island}' for m in migrants)}")
-        best = self.best
-        acc = self.account()
-        children = [c for c in self.population.candidates()
-                    if c.copy_of is None and c.mutator != "seed"]
+            self._status("migration: " + ", ".join(f"{m.copy_of}→island {m.island}"
+                                                   for m in migrants))
+        best, acc = self.best, self.account()
+        children = self.state.children()
         n_acc = sum(c.status == "accepted" for c in children)
-        self._emit(GenerationDone(
+        self._emit(ev.GenerationDone(
             generation=self.generation, evaluated=self.evaluated, accepted=n_acc,
             rejected=len(children) - n_acc, best_id=self.best_id,
             best_time_ms=best.time_ms if best else None,
@@ -667,30 +560,15 @@ class Engine:
             completion_tokens=acc["completion_tokens"]))
         await self._checkpoint()
 
-    def account(self) -> dict[str, Any]:
-        return self.mutator.account.as_dict()
-
     # ---- checkpoints -----------------------------------------------------------------------
     def checkpoint_data(self) -> dict[str, Any]:
         """A consistent snapshot: candidates in flight are left out (a resume redoes them)."""
-        state = self.rng.getstate()
         return {
+            **self.state.to_dict(self.elapsed()),
             "run": self.run_info,
-            "config": self.config.to_dict(),
             "task": str(self.task.path),
             "mutator": {"name": self.mutator.name, "model": self.mutator.model,
                         "state": self.mutator.state(), "account": self.account()},
-            "population": self.population.to_dict(),
-            "rng": [state[0], list(state[1]), state[2]],
-            "generation": self.generation,
-            "evaluated": self.evaluated,
-            "seed_id": self.seed_id,
-            "best_id": self.best_id,
-            "hints": [list(h) for h in self.hints],
-            "eval_seconds": self.eval_seconds,
-            "elapsed_s": self.elapsed(),
-            "outcome": self.outcome,
-            "outcome_message": self.outcome_message,
             "events_offset": self.run_dir.events_offset() if self.run_dir else 0,
             "written": time.time(),
         }
@@ -703,17 +581,7 @@ class Engine:
             await asyncio.to_thread(self.run_dir.write_checkpoint, data)
 
     def _restore(self, ck: dict[str, Any]) -> None:
-        self.population = Population.from_dict(ck["population"])
-        version, internal, gauss = ck["rng"]
-        self.rng.setstate((version, tuple(internal), gauss))
-        self.generation = int(ck.get("generation", 0))
-        self.evaluated = int(ck.get("evaluated", 0))
-        self.seed_id = ck.get("seed_id")
-        self.best_id = ck.get("best_id")
-        self.hints = [list(h) for h in ck.get("hints", [])]
-        self.eval_seconds = float(ck.get("eval_seconds", 0.0))
-        self._elapsed_before = float(ck.get("elapsed_s", 0.0))
-        self.tried = {config_key(c.source) for c in self.population.candidates()}
+        self.state = RunState.from_dict(ck, self.config)
         mut = ck.get("mutator") or {}
         self.mutator.load_state({**(mut.get("state") or {}), "account": mut.get("account") or {}})
         if self.run_dir is not None:
@@ -730,9 +598,9 @@ class Engine:
         """Report and best.py, then RunFinished, then the last checkpoint (which so covers
         the whole log)."""
         report = self.report()
-        finished = RunFinished(outcome=self.outcome or "stopped", message=self.outcome_message,
-                               evaluated=self.evaluated, best_id=self.best_id,
-                               run_dir=str(self.run_dir.path) if self.run_dir else None)
+        finished = ev.RunFinished(outcome=self.outcome or "stopped", message=self.outcome_message,
+                                  evaluated=self.evaluated, best_id=self.best_id,
+                                  run_dir=str(self.run_dir.path) if self.run_dir else None)
         if self.run_dir is None:
             self._emit(finished)
             return report
@@ -748,3 +616,4 @@ class Engine:
         except OSError as e:
             self._status(f"cannot write the run directory {self.run_dir.path}: {e}", "error")
         return report
+

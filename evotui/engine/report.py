@@ -48,8 +48,7 @@ def lineage(engine: Engine, c: Candidate) -> list[Candidate]:
 
 def build_report(engine: Engine) -> dict[str, Any]:
     pop = engine.population
-    children = [c for c in pop.candidates() if c.copy_of is None and c.mutator != "seed"]
-    done = [c for c in children if c.status != "pending"]
+    done = engine.state.children()
     accepted = [c for c in done if c.status == "accepted"]
     by_reason = Counter(c.reason or "unknown" for c in done if c.status == "rejected")
     by_mutator: dict[str, dict[str, int]] = {}
