@@ -93,8 +93,9 @@ async def check_ollama(host: str | None, model: str, embed_model: str) -> list[C
     shown = host or DEFAULT_HOST
     status = await probe(host)
     if not status.reachable:
-        return [Check("Ollama server", False, f"nothing answers at {shown} ({status.error}); "
-                      "runs use the parameter mutator", "ollama serve"),
+        return [Check("Ollama server", False, f"nothing answers at {shown}; runs use the "
+                      "parameter mutator (--ollama-host or OLLAMA_HOST point elsewhere)",
+                      "ollama serve"),
                 Check(f"model {model}", False, "unknown (no server)", f"ollama pull {model}")]
     if status.error is not None:
         return [Check("Ollama server", False, f"{shown}: {status.error}", "ollama serve")]
