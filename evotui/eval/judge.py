@@ -54,6 +54,10 @@ class Judge:
         shape = req["shapes"][shape_index]
         mkey = (key, repr(shape), req["init_seed"])
         if mkey not in self.models:
+            # one set of weights at a time: every request draws a new init seed, and keeping
+            # old models would fill the GPU over a long run
+            for old in [k for k in self.models if k[2] != req["init_seed"]]:
+                del self.models[old]
             init = make_init_inputs(task, shape)
             torch.manual_seed(req["init_seed"])
             self.models[mkey] = task.Model(*init).to(self.device).eval()
