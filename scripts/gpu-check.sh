@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark.
+# Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
+# (PARAM_RUNS=1) the param-mutator search on every sample.
 # Results go to $OUT (or ./gpu-results). Runs with what the lent machine has (torch, triton,
 # numpy, click, rich, pytest); no installs.
 set -uo pipefail
@@ -14,5 +15,8 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/bench_samples.py --out "$out" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
+fi
+if [ "${PARAM_RUNS:-0}" = 1 ]; then
+  python3 bench/bench_param_runs.py --out "$out/param-runs" ${PARAM_ARGS:-} 2>&1 | tee "$out/param-runs.log"
 fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv | tee "$out/nvidia-smi-after.csv"

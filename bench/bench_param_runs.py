@@ -1,7 +1,7 @@
 """The parameter mutator alone on every sample: best speedup vs eager and vs torch.compile,
 % of roofline, evaluations per minute. One evaluator pool (every visible GPU) for all runs.
 
-    python scripts/gpu_param_runs.py [--iterations 64] [--cap-s 90] [--samples a,b] [--out DIR]
+    python bench/bench_param_runs.py [--iterations 64] [--cap-s 90] [--samples a,b] [--out DIR]
 
 Each run stops at ``--iterations`` evaluated children, when the search is exhausted, or after
 ``--cap-s`` seconds (then it is stopped like Ctrl-C; the table says how far it got). Writes
