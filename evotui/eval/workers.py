@@ -1,0 +1,141 @@
+"""One worker subprocess: its private socket, a thread that drains and caps its output, and
+the kill/restart logic the pool relies on (invariant 3)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from evotui.eval import protocol
+
+START_TIMEOUT_S = 180.0
+
+
+class WorkerDied(Exception):
+    pass
+
+
+class WorkerTimeout(Exception):
+    pass
+
+
+def _repo_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
+
+
+class WorkerProcess:
+    """One worker subprocess, its private socket and a thread that drains its output."""
+
+    def __init__(self, role: str, device: str, env: dict[str, str]) -> None:
+        self.role, self.device, self.env = role, device, env
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.conn: Connection | None = None
+        self.output_bytes = 0
+        self._tail = bytearray()
+        self.restarts = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        parent_sock, child_sock = socket.socketpair()
+        env = {**os.environ, **self.env}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_repo_root(), env.get("PYTHONPATH")]))
+        env["PYTHONUNBUFFERED"] = "1"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "evotui.eval.worker", "--role", self.role,
+             "--fd", str(child_sock.fileno()), "--device", self.device],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=[child_sock.fileno()], env=env, start_new_session=True,
+        )
+        child_sock.close()
+        self.conn = Connection(parent_sock.detach())
+        self.output_bytes = 0
+        threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
+        hello = self._wait(START_TIMEOUT_S)
+        if not hello.get("ready"):
+            self.kill()
+            raise WorkerDied(f"{self.role} worker failed to start: {hello.get('error')}\n{self.tail()}")
+
+    def _drain(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read1(65536):
+            self.output_bytes += len(chunk)
+            self._tail += chunk
+            del self._tail[:-8192]
+
+    def tail(self, n: int = 2000) -> str:
+        return bytes(self._tail[-n:]).decode(errors="replace")
+
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if not self.alive:
+            self.restart()
+        assert self.conn is not None
+        self.output_bytes = 0
+        try:
+            protocol.send(self.conn, message)
+        except OSError as e:
+            raise WorkerDied(f"could not send to worker: {e}") from None
+        return self._wait(timeout)
+
+    def _wait(self, timeout: float) -> dict[str, Any]:
+        assert self.conn is not None and self.proc is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerTimeout(f"no answer within {timeout:.0f} s")
+            try:
+                if self.conn.poll(min(remaining, 0.5)):
+                    return protocol.recv(self.conn)
+            except (EOFError, OSError, ValueError):
+                pass
+            else:
+                if self.proc.poll() is None:
+                    continue
+            code = self.proc.wait(timeout=5)
+            raise WorkerDied(_describe_exit(code))
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=10)
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def restart(self) -> None:
+        self.kill()
+        self.restarts += 1
+        self.start()
+
+    def stop(self) -> None:
+        if self.alive and self.conn is not None:
+            try:
+                protocol.send(self.conn, {"op": "shutdown"})
+                self.proc.wait(timeout=5)  # type: ignore[union-attr]
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"worker killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"worker killed by signal {-code}"
+    return f"worker exited with status {code}"
