@@ -55,3 +55,14 @@ def test_the_raise_message_names_the_candidate_line(cpu_pool, softmax_task):
     result = run(cpu_pool, softmax_task, "fault_raise.py")
     assert "ValueError: the model forgot to define the grid" in result.message
     assert "line" in result.message
+
+
+def test_a_forged_worker_report_cannot_accept_anything(raw_cpu_pool, softmax_task):
+    """Invariant 2: the verdict is the judge's. A candidate that rewrites the worker so later
+    reports claim success gets the next candidate rejected as `tampered`, and the worker is
+    replaced, so the one after that is judged normally again."""
+    run(raw_cpu_pool, softmax_task, "cheat_forge_report.py")
+    victim = run(raw_cpu_pool, softmax_task, "cheat_no_kernel.py")
+    assert (victim.accepted, victim.reason) == (False, "tampered"), victim.message
+    assert run(raw_cpu_pool, softmax_task, "cheat_no_kernel.py").reason == "no_kernel"
+    assert seed_is_accepted(raw_cpu_pool, softmax_task)

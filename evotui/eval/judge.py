@@ -163,6 +163,7 @@ class Judge:
         if report["policy"]:
             ops = ", ".join(f"{op} ×{n}" for op, n in sorted(report["policy"].items()))
             raise Reject(reasons.TORCH_FALLBACK, f"forward computes with torch: {ops}")
+        _check_report_answers_request(req, report)
         details: dict[str, Any] = {"max_abs_err": 0.0, "max_rel_err": 0.0}
         for i, trial in enumerate(report["trials"]):
             if trial["launches"] == 0:
@@ -298,6 +299,26 @@ class Judge:
                 result["compile_error"] = f"{type(e).__name__}: {e}"[:300]
         self.baseline_cache[key] = result
         return result
+
+
+def _check_report_answers_request(req: dict[str, Any], report: dict[str, Any]) -> None:
+    """The worker must have run exactly what was asked, with the seeds it was given: a report
+    that a tampered worker made up (no trials, other seeds, no timing) is rejected."""
+    asked = [(t["seed"], t["shape"]) for t in req["trials"]]
+    got = [(t.get("seed"), t.get("shape")) for t in report.get("trials") or []]
+    if got != asked:
+        raise Reject(reasons.TAMPERED, f"the report holds {len(got)} trials, not the {len(asked)} asked for")
+    timing = report.get("timing")
+    if req.get("time") and timing is None:
+        raise Reject(reasons.TAMPERED, "the report holds no timing")
+    if timing is not None:
+        seeds = (timing.get("seed"), (timing.get("recheck") or {}).get("seed"),
+                 (timing.get("verify") or {}).get("seed"))
+        if seeds != (req["timing_seed"], req["recheck_seed"], req["verify_seed"]):
+            raise Reject(reasons.TAMPERED, "the timing report answers other seeds")
+    ghost = report.get("ghost") or {}
+    if ghost.get("seed") != req["ghost_seed"]:
+        raise Reject(reasons.TAMPERED, "the ghost-replay report is missing or answers another seed")
 
 
 def _bits(t: Any) -> Any:

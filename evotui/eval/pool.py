@@ -259,6 +259,8 @@ class EvaluatorPool:
             return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
                                        worker_output_tail=tail)
         phases["judge"] = time.monotonic() - judge_started
+        if verdict.get("reason") in (reasons.TAMPERED, reasons.TIMER_TAMPERED):
+            worker.kill()  # never reuse a worker whose code a candidate changed
         return self._result(verdict, common, time.monotonic() - t0, tail, phases)
 
     @staticmethod

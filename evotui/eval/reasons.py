@@ -26,6 +26,7 @@ THREADS_SPAWNED = "threads_spawned"
 SUBPROCESS_SPAWNED = "subprocess_spawned"
 TIMER_TAMPERED = "timer_tampered"
 UNSYNCED_WORK = "unsynced_work"
+TAMPERED = "tampered"
 
 # Judging the outputs (judge process)
 NOT_A_TENSOR = "not_a_tensor"
@@ -63,6 +64,7 @@ DESCRIPTIONS: dict[str, str] = {
     SUBPROCESS_SPAWNED: "started processes",
     TIMER_TAMPERED: "the timing functions or figures were tampered with",
     UNSYNCED_WORK: "work escapes the timed region (side streams or deferred work)",
+    TAMPERED: "the worker's report does not answer the request: the harness was tampered with",
     NOT_A_TENSOR: "output is not a plain torch.Tensor",
     SHAPE_MISMATCH: "output shape differs from the reference",
     DTYPE_MISMATCH: "output dtype differs from the reference",
