@@ -1,8 +1,13 @@
 """Static rules for Triton candidates, checked on the AST before any candidate code runs.
 
-The rules are an allowlist where one is practical (imports) and a denylist of the known
-cheat vectors elsewhere: threads and processes, streams, introspection, patching of torch
-or the harness, tensor subclasses, exception-swallowing fallbacks.
+Imports are an allowlist. Dotted names that start at an imported module are resolved
+(``tl.extra.cuda.libdevice.erf`` → ``triton.language.extra.cuda.libdevice.erf``) and checked
+against the parts of torch and triton that only a cheat needs (streams, graphs, the
+profiler, the compiler, testing, private modules). On other objects a short list of
+attribute names is banned anywhere (``data_ptr``, ``Stream``, ``synchronize``, ...), and
+private attributes are allowed only on ``self``. No ``try`` (silent fallbacks), no
+``global``, no Tensor subclasses, no assignment to attributes of anything but ``self``
+(patching torch, triton or the harness).
 """
 
 from __future__ import annotations
@@ -13,23 +18,11 @@ from backends.base import StaticIssue
 from evotui.eval import reasons
 
 ALLOWED_IMPORTS = {
-    "torch",
-    "torch.nn",
-    "torch.nn.functional",
-    "triton",
-    "triton.language",
-    "triton.language.math",
-    "triton.language.extra",
-    "triton.language.extra.libdevice",
-    "triton.language.extra.cuda",
-    "triton.language.extra.cuda.libdevice",
-    "math",
-    "typing",
-    "functools",
-    "itertools",
-    "operator",
-    "dataclasses",
-    "__future__",
+    "torch", "torch.nn", "torch.nn.functional",
+    "triton", "triton.language", "triton.language.math", "triton.language.extra",
+    "triton.language.extra.libdevice", "triton.language.extra.cuda",
+    "triton.language.extra.cuda.libdevice", "triton.runtime",
+    "math", "typing", "functools", "itertools", "operator", "dataclasses", "__future__",
 }
 
 FORBIDDEN_CALLS = {
@@ -37,18 +30,37 @@ FORBIDDEN_CALLS = {
     "locals", "vars", "open", "input", "breakpoint", "memoryview", "exit", "quit",
 }
 
-# Attribute names that only a cheat needs in a Triton candidate.
+# Parts of torch / triton a kernel candidate never needs (prefix match on dotted names).
+FORBIDDEN_MODULE_PATHS = (
+    "torch.cuda", "torch.utils", "torch.library", "torch.ops", "torch.autograd",
+    "torch.backends", "torch.compile", "torch.jit", "torch.multiprocessing",
+    "torch.distributed", "torch.hub", "torch.profiler", "torch.testing", "torch.accelerator",
+    "torch.Stream", "torch.Event", "torch.cpu", "torch.mps", "torch.xpu", "torch.manual_seed",
+    "torch.seed", "torch.set_", "torch.use_deterministic_algorithms", "torch.load",
+    "torch.save", "torch.from_file", "torch.classes", "torch.fx", "torch.export",
+    "torch.overrides", "torch.get_device_module", "torch.random",
+    "triton.testing", "triton.knobs", "triton.compiler", "triton.backends", "triton.tools",
+    "triton.runtime",
+)
+# ... except these, which honest kernels use to size their grids.
+ALLOWED_MODULE_PATHS = (
+    "torch.cuda.get_device_properties", "torch.cuda.current_device", "torch.cuda.device_count",
+    "torch.cuda.is_available", "torch.cuda.get_device_capability", "torch.cuda.get_device_name",
+    "triton.runtime.driver.active.utils.get_device_properties",
+    "triton.runtime.driver.active.get_current_device",
+    "triton.runtime.driver.active.get_current_target",
+)
+
+# Attribute names banned on any object.
 FORBIDDEN_ATTRIBUTES = {
     "Stream", "stream", "Event", "synchronize", "set_stream", "current_stream",
     "default_stream", "CUDAGraph", "graph", "graphs", "data_ptr", "untyped_storage",
     "storage", "set_", "register_forward_hook", "register_forward_pre_hook",
-    "manual_seed", "seed", "set_rng_state", "get_rng_state", "testing", "do_bench",
-    "compile", "jit_compile", "library", "ops", "autograd", "utils", "backends",
-    "multiprocessing", "distributed", "cuda", "hub", "save", "from_file", "runtime", "driver",
-    "accelerator", "get_device_module", "cudart", "profiler", "jit_stream",
+    "register_hook", "manual_seed", "set_rng_state", "get_rng_state", "do_bench",
+    "launch_enter_hook", "launch_exit_hook", "jit_post_compile_hook", "set_active",
 }
 
-ALLOWED_DUNDERS = {"__init__", "__name__", "__future__"}
+ALLOWED_DUNDERS = {"__init__", "__name__"}
 
 
 def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | None:
@@ -57,9 +69,12 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         return StaticIssue(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}", e.lineno or 0)
-    module_aliases = _module_aliases(tree)
+    aliases = _module_aliases(tree)
+    # inner links of a dotted chain (`torch.cuda` in `torch.cuda.current_device`) are judged
+    # as part of the whole chain
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):
-        issue = _check_node(node, module_aliases)
+        issue = _check_node(node, aliases, inner)
         if issue:
             return issue
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
@@ -67,45 +82,76 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     return None
 
 
-def _module_aliases(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
+def _module_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name → module path, for every import (``tl`` → ``triton.language``)."""
+    names: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            names.update(a.asname or a.name for a in node.names)
+            for a in node.names:
+                if a.asname:
+                    names[a.asname] = a.name
+                else:
+                    root = a.name.split(".")[0]
+                    names[root] = root
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                names[a.asname or a.name] = f"{node.module}.{a.name}"
     return names
 
 
-def _check_node(node: ast.AST, module_aliases: set[str]) -> StaticIssue | None:
+def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """``tl.extra.cuda`` → ``triton.language.extra.cuda`` when the chain starts at a module."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in aliases:
+        return ".".join([aliases[node.id], *reversed(parts)])
+    return None
+
+
+def _forbidden_path(path: str) -> bool:
+    if any(path == a or path.startswith(a + ".") for a in ALLOWED_MODULE_PATHS):
+        return False
+    for f in FORBIDDEN_MODULE_PATHS:
+        if path.startswith(f) if f.endswith("_") else (path == f or path.startswith(f + ".")):
+            return True
+    return any(part.startswith("_") for part in path.split(".")[1:])
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> StaticIssue | None:
     line = getattr(node, "lineno", 0)
     if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.name not in ALLOWED_IMPORTS:
-                return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{alias.name}`", line)
+        for a in node.names:
+            if a.name not in ALLOWED_IMPORTS:
+                return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{a.name}`", line)
     elif isinstance(node, ast.ImportFrom):
         mod = node.module or ""
         if node.level or mod not in ALLOWED_IMPORTS:
             return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import from `{mod or '.'}`", line)
-        for alias in node.names:
-            full = f"{mod}.{alias.name}"
-            if alias.name == "*":
+        for a in node.names:
+            full = f"{mod}.{a.name}"
+            if a.name == "*":
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"`from {mod} import *`", line)
-            if full in {"torch.cuda", "torch.utils", "torch.library", "torch.ops"}:
+            if full not in ALLOWED_IMPORTS and _forbidden_path(full) and full != "triton.runtime.driver":
+                # `from triton.runtime import driver` is how the tutorials size their grids
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id in FORBIDDEN_CALLS:
             return StaticIssue(reasons.FORBIDDEN_CALL, f"call to `{node.func.id}()`", line)
-    elif isinstance(node, ast.Name) and node.id in {"__builtins__", "__loader__", "__spec__"}:
-        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{node.id}`", line)
-    elif isinstance(node, ast.Name) and node.id in FORBIDDEN_CALLS and isinstance(node.ctx, ast.Load):
-        return StaticIssue(reasons.FORBIDDEN_CALL, f"reference to `{node.id}`", line)
+    elif isinstance(node, ast.Name):
+        if node.id in {"__builtins__", "__loader__", "__spec__", "__dict__"}:
+            return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{node.id}`", line)
+        if node.id in FORBIDDEN_CALLS and isinstance(node.ctx, ast.Load):
+            return StaticIssue(reasons.FORBIDDEN_CALL, f"reference to `{node.id}`", line)
     elif isinstance(node, ast.Attribute):
-        attr = node.attr
-        if attr.startswith("_") and attr not in ALLOWED_DUNDERS:
-            return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"private attribute `.{attr}`", line)
-        if attr in FORBIDDEN_ATTRIBUTES:
-            return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
+        return _check_attribute(node, aliases, line, whole_chain=id(node) not in inner)
     elif isinstance(node, ast.Try | ast.TryStar):
         return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                            "try/except (a silent fallback hides failures)", line)
@@ -124,21 +170,34 @@ def _check_node(node: ast.AST, module_aliases: set[str]) -> StaticIssue | None:
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "async code", line)
     elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
         targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
-        for target in targets:
-            root = _attribute_root(target)
-            if root is not None and root in module_aliases:
+        for target in _flatten(targets):
+            if isinstance(target, ast.Attribute) and _root_name(target) not in {"self", None}:
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                                   f"assigns into module `{root}` (patching)", line)
+                                   f"assigns to `{ast.unparse(target)}` (only `self.…` may be "
+                                   "assigned: patching is not allowed)", line)
     return None
 
 
-def _attribute_root(target: ast.AST) -> str | None:
-    """For ``a.b.c = ...`` or ``a.b[0] = ...`` return ``a``; None for plain names."""
-    node = target
-    seen_attr = False
-    while isinstance(node, ast.Attribute | ast.Subscript):
-        seen_attr = True
-        node = node.value
-    if seen_attr and isinstance(node, ast.Name):
-        return node.id
+def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
+                     whole_chain: bool) -> StaticIssue | None:
+    attr = node.attr
+    path = _dotted(node, aliases) if whole_chain else None
+    if path is not None and _forbidden_path(path):
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{path}`", line)
+    if attr.startswith("_") and attr not in ALLOWED_DUNDERS and _root_name(node) != "self":
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"private attribute `.{attr}`", line)
+    if attr.startswith("__") and attr not in ALLOWED_DUNDERS:
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"dunder attribute `.{attr}`", line)
+    if attr in FORBIDDEN_ATTRIBUTES:
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
     return None
+
+
+def _flatten(targets: list[ast.expr]) -> list[ast.expr]:
+    out: list[ast.expr] = []
+    for t in targets:
+        if isinstance(t, ast.Tuple | ast.List):
+            out.extend(_flatten(list(t.elts)))
+        else:
+            out.append(t)
+    return out

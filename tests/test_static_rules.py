@@ -1,0 +1,62 @@
+"""The static rules: what honest Triton candidates write must pass; cheat vectors must not."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends.triton_backend.static_rules import check_source
+
+HEAD = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
+
+
+def verdict(body: str, head: str = HEAD) -> str | None:
+    source = head + body + "\n\nclass ModelNew(nn.Module):\n    pass\n"
+    issue = check_source(source)
+    return None if issue is None else issue.reason
+
+
+@pytest.mark.parametrize("body", [
+    "from triton.language.extra import libdevice\ny = libdevice.tanh",
+    "y = tl.extra.cuda.libdevice.erf",
+    "y = tl.math.erf",
+    "from triton.runtime import driver\nn = driver.active.utils.get_device_properties(0)['multiprocessor_count']",
+    "n = torch.cuda.get_device_properties(0).multi_processor_count",
+    "d = torch.cuda.current_device()",
+    "class K:\n    def __init__(self):\n        self._cache = {}\n        self._cache['a'] = 1",
+    "x = torch.empty(4, device='cuda')\nok = x.is_cuda and x.is_contiguous()",
+    "y = torch.zeros(3).cuda()",
+    "import math\nfrom typing import Optional\nz = math.sqrt(2)",
+    "@triton.autotune(configs=[triton.Config({'B': 64}, num_warps=4)], key=['n'])\n"
+    "@triton.jit\ndef k(x, n, B: tl.constexpr):\n    pass",
+    "if __name__ == '__main__':\n    print('debug')",
+])
+def test_honest_code_passes(body):
+    assert verdict(body) is None
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    ("s = torch.cuda.Stream()", "forbidden_attribute"),
+    ("c = torch.cuda\ns = c.Stream()", "forbidden_attribute"),
+    ("torch.cuda.synchronize()", "forbidden_attribute"),
+    ("from torch import cuda", "forbidden_import"),
+    ("g = torch.cuda.CUDAGraph()", "forbidden_attribute"),
+    ("f = torch.compile(lambda x: x)", "forbidden_attribute"),
+    ("p = torch.utils.cpp_extension", "forbidden_attribute"),
+    ("import triton.testing", "forbidden_import"),
+    ("from triton.runtime import jit\nj = jit.JITFunction", "forbidden_import"),
+    ("from triton.runtime import driver\ndriver.active.get_current_stream()", "forbidden_attribute"),
+    ("t = torch._C", "forbidden_attribute"),
+    ("x = torch.empty(1)\np = x.data_ptr()", "forbidden_attribute"),
+    ("x = torch.empty(1)\nb = x._base", "forbidden_attribute"),
+    ("k = tl.program_id\nk.__wrapped__ = None", "forbidden_construct"),
+    ("f = torch.nn.functional\nf.softmax = None", "forbidden_construct"),
+    ("class P:\n    pass\nP.run = print", "forbidden_construct"),
+    ("torch.manual_seed(0)", "forbidden_attribute"),
+    ("import os", "forbidden_import"),
+    ("import numpy as np", "forbidden_import"),
+    ("x = getattr(torch, 'cuda')", "forbidden_call"),
+    ("e = eval", "forbidden_call"),
+    ("b = __builtins__", "forbidden_attribute"),
+])
+def test_cheat_vectors_are_rejected(body, reason):
+    assert verdict(body) == reason
