@@ -118,5 +118,9 @@ main.add_command(run)
 main.add_command(doctor)
 main.add_command(advice)
 
+from evotui.cli_distill import distill  # noqa: E402
+
+advice.add_command(distill)
+
 if __name__ == "__main__":
     main()

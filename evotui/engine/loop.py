@@ -86,6 +86,7 @@ class Engine:
         self.run_dir = run_dir
         self.run_info = dict(run_info or {})  # stored in checkpoints: what a resume needs
         self.device_info: dict[str, Any] = {}  # "name", "arch" of the GPU when known
+        self.advice_report: dict[str, Any] | None = None  # the end-of-run distillation
         self.resumed = checkpoint is not None
         self.state = RunState.new(self.config)
         self._seed_source = seed_source
@@ -244,8 +245,9 @@ class Engine:
             self._finish("failed", f"engine error: {type(e).__name__}: {e}")
         finally:
             self._finish("stopped", f"interrupted after {self.evaluated} evaluated children")
-            inbox.cancel()
             await self._cancel_all()
+            await self._distill()  # the inbox still runs: a Stop cuts it short
+            inbox.cancel()
             report = await self._write_final()
             for sub in self._subscribers:
                 await sub.close()
@@ -388,8 +390,8 @@ class Engine:
         self._phase[me] = "mutate"
         cid = self.population.new_id()
         parent = self.population.select_parent(self.rng)
-        advice, block = await self._retrieve_advice(cid, parent)
-        mutation, parent = await self._mutate(cid, parent, block, self.state.take_hints())
+        items, advice, block = await self._retrieve_advice(cid, parent)
+        mutation, parent = await self._mutate(cid, parent, block, self.state.take_hints(), items)
         if mutation.prompt and self.run_dir is not None:
             self.run_dir.write_llm_log(cid, mutation.prompt, mutation.reply)
         if mutation.failure_kind == EXHAUSTED:
@@ -407,9 +409,11 @@ class Engine:
             return
         self._failures_in_a_row = 0
         self.state.tried.add(config_key(source))
+        shown = ([a["id"] for a in advice] if mutation.advice_ids is None
+                 else list(mutation.advice_ids))
         child = Candidate(id=cid, source=source, parent_id=parent.id, island=parent.island,
                           generation=self.generation, mutator=mutation.mutator,
-                          model=mutation.model, advice_ids=[a["id"] for a in advice],
+                          model=mutation.model, advice_ids=shown,
                           description=mutation.description, extra={"mode": mutation.mode})
         self._emit(ev.CandidateProposed(
             id=cid, parent_id=parent.id, island=child.island, generation=child.generation,
@@ -430,8 +434,8 @@ class Engine:
     def _generation_size(self) -> int:
         return self.config.generation_size or max(4, len(self.evaluator.lanes))
 
-    async def _mutate(self, cid: str, parent: Candidate, advice: str,
-                      hints: list[str]) -> tuple[Mutation, Candidate]:
+    async def _mutate(self, cid: str, parent: Candidate, advice: str, hints: list[str],
+                      items: list[Any]) -> tuple[Mutation, Candidate]:
         """Ask the mutator for a child of ``parent``; when the parameters of that parent are
         exhausted, try the other accepted programs, best first."""
         def on_chunk(text: str) -> None:
@@ -440,7 +444,7 @@ class Engine:
         tried_parents = {parent.source}
         while True:
             request = MutationRequest(cid, parent, self._context(parent, advice, hints), self.rng,
-                                      frozenset(self.state.tried))
+                                      frozenset(self.state.tried), tuple(items))
             mutation = await self.mutator.propose(request, on_chunk)
             if mutation.failure_kind != EXHAUSTED:
                 return mutation, parent
@@ -461,21 +465,28 @@ class Engine:
         return PromptContext(self.task_source, parent, inspirations, advice, hints,
                              parent.extra.get("last_failure"))
 
-    async def _retrieve_advice(self, cid: str, parent: Candidate) -> tuple[list[dict[str, Any]], str]:
-        """Top-k advice for this parent: (views for events and lineage, the prompt block)."""
-        if self.memory is None or self.config.memory_k <= 0 or self.mutator.name == "param":
-            return [], ""
+    async def _retrieve_advice(self, cid: str, parent: Candidate
+                               ) -> tuple[list[Any], list[dict[str, Any]], str]:
+        """Top-k advice for this parent: (the items for the mutator, views for events and
+        lineage, the prompt block). The parameter mutator gets the advice it can follow
+        (tunable moves) when the library can pick those."""
+        if self.memory is None or self.config.memory_k <= 0:
+            return [], [], ""
+        fn = self.memory.retrieve
+        if self.mutator.name == "param":
+            fn = getattr(self.memory, "retrieve_tunables", fn)
         try:
-            items = list(await call(self.memory.retrieve, self.task.meta, parent.source,
-                                    self.config.memory_k) or [])[: self.config.memory_k]
+            items = list(await call(fn, self.task.meta, parent.source, self.config.memory_k)
+                         or [])[: self.config.memory_k]
             views = [advice_view(a) for a in items]
         except Exception as e:
             self._status(f"advice library: retrieval failed ({type(e).__name__}: {e}); "
                          "continuing without advice", "warning")
-            return [], ""
+            return [], [], ""
         if views:
             self._emit(ev.AdviceRetrieved(cid, tuple(views)))
-        return views, advice_block(items, views)
+        block = "" if self.mutator.name == "param" else advice_block(items, views)
+        return items, views, block
 
     def _mutation_failed(self, cid: str, parent: Candidate, m: Mutation) -> None:
         self._failures_in_a_row += 1
@@ -559,6 +570,32 @@ class Engine:
             llm_failures=acc["failures"], prompt_tokens=acc["prompt_tokens"],
             completion_tokens=acc["completion_tokens"]))
         await self._checkpoint()
+
+    async def _distill(self) -> None:
+        """Successful mutations → proposed advice (``evotui.engine.distillation``). A Stop
+        during it cancels it; what was stored by then stays."""
+        from evotui.engine import distillation
+
+        task = asyncio.create_task(distillation.after_run(self))
+        self._phase[task] = "distill"
+        try:
+            self.advice_report = await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
+            self.advice_report = distillation.off("cancelled by a stop request")
+        except Exception as e:  # never lose the report over the advice library
+            self.advice_report = distillation.off(f"failed: {type(e).__name__}: {e}")
+        finally:
+            self._phase.pop(task, None)
+        r = self.advice_report
+        if r.get("distilled") and (r.get("eligible") or r.get("proposed") or r.get("merged")):
+            where = " (CPU interpreter: wall times, kept proposed)" if r.get("interpreter") else ""
+            self._status(f"advice: {r['proposed']} proposed, {r['merged']} merged into existing "
+                         f"advice from {r['eligible']} mutations over "
+                         f"{r['min_gain'] * 100:.0f} %{where}")
+        elif not r.get("distilled") and str(r.get("why", "")).startswith(("failed", "cancelled")):
+            self._status(f"advice distillation {r['why']}", "warning")
 
     # ---- checkpoints -----------------------------------------------------------------------
     def checkpoint_data(self) -> dict[str, Any]:

@@ -81,6 +81,7 @@ class MutationRequest:
     context: PromptContext
     rng: random.Random
     tried: frozenset[str] = frozenset()  # config keys of programs evaluated or queued
+    advice: tuple[Any, ...] = ()  # retrieved advice (``evotui.memory.Advice`` or dicts)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,9 @@ class Mutation:
     failure: str | None = None
     prompt: list[dict[str, str]] = field(default_factory=list)  # the messages sent, if any
     reply: str = ""  # the model's raw answer, if any
+    # the advice this child owes something to: None = all that was shown (a prompt); a
+    # tuple = only these (the parameter mutator says which advice it followed, if any)
+    advice_ids: tuple[str, ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -149,21 +153,45 @@ def summarize_reply(reply: str, limit: int = 120) -> str:
 
 
 class ParamMutatorAdapter:
-    """The parameter mutator behind the ``Mutator`` protocol; no model, no tokens."""
+    """The parameter mutator behind the ``Mutator`` protocol; no model, no tokens.
+
+    Retrieved advice that suggests tunable moves (``evotui.memory.suggest``) is followed
+    first with probability ``advice_share``, best-ranked advice first: an optional
+    reference, never an order — the rest of the time it explores as without memory. The
+    child records only the advice it followed (``Mutation.advice_ids``)."""
 
     name = "param"
     model: str | None = None
 
-    def __init__(self, inner: ParamMutator | None = None) -> None:
+    def __init__(self, inner: ParamMutator | None = None, advice_share: float = 0.5) -> None:
         self.inner = inner or ParamMutator()
+        self.advice_share = advice_share
         self.account = LLMAccount()
 
     async def propose(self, request: MutationRequest, on_chunk: ChunkSink | None = None) -> Mutation:
+        if request.advice and request.rng.random() < self.advice_share:
+            followed = self._follow(request)
+            if followed is not None:
+                return followed
         m = self.inner.mutate(request.parent.source, request.rng, set(request.tried))
         if m is None:
             return Mutation(None, "param", mode="param", failure_kind=EXHAUSTED,
-                            failure=f"no untried setting of {request.parent.id}'s tunables")
-        return Mutation(m.source, "param", mode="param", description=m.description)
+                            failure=f"no untried setting of {request.parent.id}'s tunables",
+                            advice_ids=())
+        return Mutation(m.source, "param", mode="param", description=m.description,
+                        advice_ids=())
+
+    def _follow(self, request: MutationRequest) -> Mutation | None:
+        from evotui.memory.suggest import tunable_hints
+
+        for item in request.advice:
+            hints = tunable_hints(item)
+            m = self.inner.follow(request.parent.source, hints, set(request.tried)) if hints else None
+            if m is not None:
+                aid = str(item.get("id") if isinstance(item, dict) else getattr(item, "id", "?"))
+                return Mutation(m.source, "param", mode="param", advice_ids=(aid,),
+                                description=f"{m.description} (advice {aid})")
+        return None
 
     def state(self) -> dict[str, Any]:
         return {}

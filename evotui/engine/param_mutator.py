@@ -1,14 +1,19 @@
-"""The model-free mutator: move one or two tunables to a neighbouring choice."""
+"""The model-free mutator: move one or two tunables to a neighbouring choice — or, when
+advice suggests a move (``follow``), that move first."""
 
 from __future__ import annotations
 
 import itertools
 import random
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evotui.engine.tunables import Tunable, TunableSource, config_key, neighbours
+
+if TYPE_CHECKING:
+    from evotui.memory.suggest import TunableHint
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,28 @@ class ParamMutation:
 
 def describe(changes: dict[str, tuple[int, int]]) -> str:
     return ", ".join(f"{name} {old}→{new}" for name, (old, new) in changes.items())
+
+
+def _base(name: str) -> str:
+    from evotui.memory.suggest import base_name
+
+    return base_name(name)
+
+
+def _towards(t: Tunable, new: int, direction: int) -> int | None:
+    """The value a hint ``→ new`` gives tunable ``t``: ``new`` when it is a choice, else the
+    next choice towards it; None when ``t`` is there already or past it."""
+    if t.value == new or len(t.choices) < 2:
+        return None
+    way = 1 if new > t.value else -1
+    if direction and way != direction:
+        return None  # the advice says "larger" and this one is larger already
+    if new in t.choices:
+        return new
+    step = [c for c in t.choices if (c > t.value if way > 0 else c < t.value)]
+    if not step:
+        return None
+    return min(step) if way > 0 else max(step)
 
 
 def _position(t: Tunable, value: int) -> float:
@@ -94,6 +121,34 @@ class ParamMutator:
             if config_key(child) not in avoid:
                 return self._result(parsed, child, values)
         return None
+
+    def follow(self, source: str, hints: Sequence[TunableHint],
+               tried: set[str] | None = None) -> ParamMutation | None:
+        """The child that makes the suggested moves on this program's tunables, or None when
+        none applies (no such tunable, already there or past it) or it was tried already.
+
+        A hint names a tunable exactly or by its last part (``num_warps`` fits
+        ``launch:k:num_warps``). It sets the suggested value when it is a choice; otherwise
+        it moves one step towards it. When the hint knows its direction (old → new) and
+        this program is already further along that way, it does not apply.
+        """
+        try:
+            parsed = TunableSource(source)
+        except SyntaxError:
+            return None
+        values: dict[str, int] = {}
+        for hint in hints:
+            exact = [t for t in parsed.tunables if t.name == hint.name]
+            for t in exact or [t for t in parsed.tunables if _base(t.name) == hint.base]:
+                target = _towards(t, hint.new, hint.direction)
+                if target is not None and t.name not in values:
+                    values[t.name] = target
+        if not values:
+            return None
+        child = parsed.with_values(values)
+        if config_key(child) in (set(tried or ()) | {config_key(source)}):
+            return None
+        return self._result(parsed, child, values)
 
     def _move(self, t: Tunable, rng: random.Random) -> int:
         near = neighbours(t)

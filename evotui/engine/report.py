@@ -66,10 +66,16 @@ def build_report(engine: Engine) -> dict[str, Any]:
         best_dict["speedup_vs_seed"] = None if interpreter or ratio is None else round(ratio, 4)
         best_dict["lineage"] = [x.id for x in lineage(engine, best)] if best else []
     elapsed = engine.elapsed()
+    with_advice = [c for c in done if c.advice_ids]
+    advice = {**(engine.advice_report or {"distilled": False, "why": "the run has not ended",
+                                          "proposed": 0, "merged": 0}),
+              "children_with_advice": len(with_advice),
+              "improved_with_advice": sum(bool(c.extra.get("improved")) for c in with_advice)}
     return {
         "task": engine.task.name,
         "task_path": str(engine.task.path),
         "device": ", ".join(engine.evaluator.devices),
+        "gpu": {k: engine.device_info.get(k) for k in ("name", "arch")},
         "interpreter": interpreter,
         "mutator": engine.mutator.name,
         "model": engine.mutator.model,
@@ -85,6 +91,7 @@ def build_report(engine: Engine) -> dict[str, Any]:
         "seed": _metrics(seed),
         "best": best_dict,
         "llm": engine.account(),
+        "advice": advice,
         "eval_seconds": round(engine.eval_seconds, 2),
         "gpu_seconds": None if interpreter else round(engine.eval_seconds, 2),
         "wall_seconds": round(elapsed, 2),
@@ -155,12 +162,35 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"| tokens | {llm['prompt_tokens']} prompt, {llm['completion_tokens']} completion |",
             f"| seconds | {_fmt(llm['seconds'])} ({_fmt(llm['tokens_per_s'])} tokens/s) |",
         ]
+    lines += _advice_lines(r.get("advice"))
     best = r.get("best")
     if best and best.get("lineage"):
         lines += ["", "## How the best came about", "", " → ".join(best["lineage"])]
         if best.get("description"):
             lines += ["", f"Last change: {best['description']}"]
     return "\n".join(lines) + "\n"
+
+
+def _advice_lines(a: dict[str, Any] | None) -> list[str]:
+    if not a:
+        return []
+    lines = ["", "## Advice library", ""]
+    if a.get("children_with_advice"):
+        lines.append(f"- {a['children_with_advice']} children were made with advice; "
+                     f"{a.get('improved_with_advice', 0)} of them beat their parent.")
+    if not a.get("distilled"):
+        lines.append(f"- Not distilled: {a.get('why', 'unknown reason')}.")
+        return lines
+    lines.append(f"- Distilled: {a['proposed']} proposed, {a['merged']} merged into existing "
+                 f"advice, from {a.get('eligible', 0)} mutations over "
+                 f"{a.get('min_gain', 0.05) * 100:.0f} % (`evotui advice list --status proposed`).")
+    if a.get("note"):
+        lines.append(f"- Note: {a['note']}.")
+    for item in a.get("items") or []:
+        if item.get("text"):
+            lines.append(f"- {item['parent']} → {item['child']} ({item['method']}"
+                         f"{', merged' if item.get('merged') else ''}): {item['text']}")
+    return lines
 
 
 def best_file(report: dict[str, Any], source: str) -> str:

@@ -50,6 +50,7 @@ class RunOptions:
     llm_timeout: float | None = None
     llm_backoff: float | None = None  # seconds before the first retry (doubles each time)
     eval_timeout: float | None = None
+    distill: bool | None = None  # end of run: successful mutations → proposed advice (default on)
 
     def merged(self, stored: dict[str, Any]) -> RunOptions:
         """These options over the ones a checkpoint stored."""
@@ -206,6 +207,8 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
             memory_k=opts.memory_k if opts.memory_k is not None else DEFAULT_MEMORY_K)
     if opts.eval_timeout:
         cfg.eval_timeout_s = opts.eval_timeout
+    if opts.distill is not None:
+        cfg.distill = opts.distill
 
     owns = evaluator is None
     if evaluator is None:

@@ -36,6 +36,8 @@ class EngineConfig:
     max_harness_errors: int = 3  # evaluator failures (not the candidate's fault), in a row
     min_gain: float = 0.01
     spread_factor: float = 3.0
+    distill: bool = True  # at the end: children > distill_min_gain faster → proposed advice
+    distill_min_gain: float = 0.05
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,6 +114,7 @@ class RunState:
                 improved = self.beats(c, parent)
             elif r.reason != reasons.HARNESS_ERROR:  # the next prompt learns from it
                 parent.extra["last_failure"] = {"id": c.id, "reason": r.reason, "message": r.message}
+            c.extra["improved"] = improved
         best = self.best
         new_best = r.accepted and (best is None or self.beats(c, best))
         if new_best:

@@ -266,3 +266,22 @@ def config_key(source: str) -> str:
     except (tokenize.TokenError, SyntaxError, ValueError):
         text = source
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def tunable_diff(parent: str, child: str) -> dict[str, tuple[int, int]] | None:
+    """The tunables that changed when ``child`` is ``parent`` with only tunable literals
+    changed (name → (old, new), in source order); None when anything else changed, when
+    nothing changed, or when either does not parse."""
+    try:
+        p, c = TunableSource(parent), TunableSource(child)
+    except SyntaxError:
+        return None
+    old = {t.name: t.value for t in p.tunables}
+    new = {t.name: t.value for t in c.tunables}
+    if list(old) != list(new):
+        return None
+    changed = {n: (old[n], new[n]) for n in old if old[n] != new[n]}
+    if not changed or config_key(p.with_values({n: v for n, (_, v) in changed.items()})) \
+            != config_key(child):
+        return None
+    return changed

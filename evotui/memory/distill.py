@@ -67,6 +67,10 @@ class Mutation:
     changes: Mapping[str, tuple[int, int]] | None = None  # tunables only: name → (old, new)
     diff: str | None = None
     metrics: Mapping[str, Any] = field(default_factory=dict)
+    arch: str | None = None  # "sm_90"; from ``gpu`` when not given
+    interpreter: bool = False  # Triton's CPU interpreter: the gain is wall time, not speed
+    description: str = ""  # what the mutator said it changed
+    mutator: str | None = None  # "llm" | "param"
 
 
 def gpu_label(gpu: str | None) -> str | None:
@@ -82,13 +86,24 @@ def _shape(shape: str | None) -> str | None:
     return re.sub(r"\s*[x*,]\s*", "×", shape.strip()) if shape else None
 
 
+INTERPRETER = "Triton CPU interpreter"
+INTERPRETER_NOTE = ("measured on Triton's CPU interpreter: the gain is interpreter wall time, "
+                    "not kernel speed; check it on a GPU before accepting it")
+
+
+def task_label(task: TaskInfo) -> str:
+    return " ".join(x for x in (task.name, _shape(task.shape), task.dtype) if x)
+
+
 def template_text(task: TaskInfo, gpu: str | None, changes: Mapping[str, tuple[int, int]],
-                  gain: float) -> str:
+                  gain: float, interpreter: bool = False) -> str:
     """``"BLOCK_SIZE 1024→4096, num_warps 4→8: +12 % on softmax 8192×8192 fp32, H200"``."""
     what = ", ".join(f"{name} {old}→{new}" for name, (old, new) in changes.items())
-    on = " ".join(x for x in (task.name, _shape(task.shape), task.dtype) if x)
+    if interpreter:
+        return (f"{what}: {pct(gain)} interpreter wall time on {task_label(task)} "
+                f"({INTERPRETER}, not a GPU timing)")
     where = gpu_label(gpu)
-    return f"{what}: {pct(gain)} on {on}" + (f", {where}" if where else "")
+    return f"{what}: {pct(gain)} on {task_label(task)}" + (f", {where}" if where else "")
 
 
 def _tags(m: Mutation, extra: Iterable[str]) -> tuple[str, ...]:
@@ -107,28 +122,52 @@ def _conditions(m: Mutation) -> dict[str, Any]:
     return cond
 
 
+def _arch(m: Mutation) -> str | None:
+    """``"cpu"`` for the interpreter: such advice is never retrieved for a GPU run."""
+    return "cpu" if m.interpreter else normalize_arch(m.arch or m.gpu)
+
+
 def _provenance(m: Mutation) -> Provenance:
     return Provenance(source="distilled", run=m.run, parent=m.parent, child=m.child,
-                      task=m.task.name, model=m.model, backend=m.backend, gpu=m.gpu,
-                      gain=round(float(m.gain), 6), date=now_iso())
+                      task=m.task.name, model=m.model, backend=m.backend,
+                      gpu=INTERPRETER if m.interpreter else m.gpu,
+                      gain=round(float(m.gain), 6), date=now_iso(), kind=m.task.kind,
+                      shape=m.task.shape, dtype=m.task.dtype, arch=_arch(m),
+                      interpreter=True if m.interpreter else None)
+
+
+def make_advice(m: Mutation, text: str, tags: Iterable[str] = (),
+                conditions: dict[str, Any] | None = None) -> Advice:
+    """Proposed advice for ``m`` with its provenance; interpreter measurements are tagged,
+    scoped to the CPU (``arch="cpu"``) and carry a note."""
+    extra_tags = [*tags, "interpreter"] if m.interpreter else list(tags)
+    cond = {**_conditions(m), **(conditions or {})}
+    extra: dict[str, Any] = {}
+    if m.interpreter:
+        cond["interpreter"] = True
+        extra["note"] = INTERPRETER_NOTE
+    return Advice(
+        id=new_id(), text=text, kind=m.task.kind, tags=_tags(m, extra_tags), conditions=cond,
+        arch=_arch(m), gain=float(m.gain), provenance=(_provenance(m),), status="proposed",
+        extra=extra,
+    )
 
 
 def distill_params(m: Mutation) -> Advice:
-    """Proposed advice for a change of tunables, from the template."""
+    """Proposed advice for a change of tunables, from the template. The changes are kept
+    structured (``conditions["template"]["changes"]``) for the parameter mutator."""
     if not m.changes:
         raise ValueError("distill_params needs the tunable changes")
     changes = {str(k): (int(v[0]), int(v[1])) for k, v in m.changes.items()}
-    cond = _conditions(m)
-    cond["template"] = {
+    template: dict[str, Any] = {
         "changes": {k: list(v) for k, v in changes.items()},
         "task": m.task.name, "shape": m.task.shape, "dtype": m.task.dtype, "gpu": m.gpu,
     }
+    if m.interpreter:
+        template["interpreter"] = True
     names = [k.lower() for k in changes]
-    return Advice(
-        id=new_id(), text=template_text(m.task, m.gpu, changes, m.gain), kind=m.task.kind,
-        tags=_tags(m, ["tuning", *names]), conditions=cond, arch=normalize_arch(m.gpu),
-        gain=float(m.gain), provenance=(_provenance(m),), status="proposed",
-    )
+    text = template_text(m.task, m.gpu, changes, m.gain, m.interpreter)
+    return make_advice(m, text, ["tuning", *names], {"template": template})
 
 
 # -- with a model ---------------------------------------------------------------------------------
@@ -175,9 +214,10 @@ def distill_prompt(m: Mutation) -> str:
         diff = diff[:MAX_DIFF_CHARS] + "\n… (diff cut)"
     context = ", ".join(x for x in (m.task.kind, _shape(m.task.shape), m.task.dtype) if x)
     metrics = "\n".join(f"- {k}: {v}" for k, v in m.metrics.items()) or "- (none given)"
+    where = INTERPRETER + " (wall time)" if m.interpreter else gpu_label(m.gpu) or "the GPU"
     return load_prompt("distill.txt").format(
         backend=m.backend or "GPU", task=m.task.name, context=context, gain=pct(m.gain).lstrip("+"),
-        gpu=gpu_label(m.gpu) or "the GPU", parent=m.parent or "?", child=m.child or "?",
+        gpu=where, parent=m.parent or "?", child=m.child or "?",
         metrics=metrics, diff=diff,
     )
 
@@ -188,11 +228,7 @@ async def distill_llm(ask: Ask, m: Mutation) -> Advice | None:
     sentence = clean_sentence(await ask(distill_prompt(m)))
     if sentence is None:
         return None
-    return Advice(
-        id=new_id(), text=sentence, kind=m.task.kind, tags=_tags(m, suggest_tags(sentence)),
-        conditions=_conditions(m), arch=normalize_arch(m.gpu), gain=float(m.gain),
-        provenance=(_provenance(m),), status="proposed",
-    )
+    return make_advice(m, sentence, suggest_tags(sentence))
 
 
 # -- merging ---------------------------------------------------------------------------------------
@@ -219,10 +255,13 @@ def _rerender(a: Advice) -> Advice:
         return a
     task = TaskInfo(name=t.get("task") or "", shape=t.get("shape"), dtype=t.get("dtype"))
     changes = {k: (int(v[0]), int(v[1])) for k, v in (t.get("changes") or {}).items()}
-    runs = len([p for p in a.provenance if p.gain is not None])
-    text = template_text(task, t.get("gpu"), changes, a.gain)
-    if runs > 1:
-        text = text.replace(f"{pct(a.gain)} on", f"{pct(a.gain)} (median of {runs} runs) on", 1)
+    measured = [p for p in a.provenance if p.gain is not None]
+    runs = len({p.run for p in measured})
+    text = template_text(task, t.get("gpu"), changes, a.gain, bool(t.get("interpreter")))
+    if len(measured) > 1:
+        what = f"{runs} runs" if runs > 1 else f"{len(measured)} measurements"
+        pos = f"{pct(a.gain)} "
+        text = text.replace(pos, f"{pct(a.gain)} (median of {what}) ", 1)
     return a.with_(text=text)
 
 

@@ -3,9 +3,11 @@
     hook = MemoryHook(AdviceStore(), k=3, arch="sm_90", embedder=OllamaEmbedder())
     await hook.warm(task.meta)                       # optional: fetch embeddings once
     shown = hook.retrieve(task.meta, parent_source)  # list[Advice], fast, no network
+    moves = hook.retrieve_tunables(task.meta, src)   # only advice the param mutator can follow
     prompt += format_advice(shown)                   # evotui.memory.prompting
     ...evaluate the child...
     hook.record_outcome([a.id for a in shown], improved=child_beats_parent)
+    summary = await hook.learn(mutations, ask)       # after the run: proposed advice
 
 ``k`` is 0–5 (0 turns memory off: nothing is retrieved and nothing is counted). The hook
 also takes the human's decisions (``accept``, ``veto``, ``author``). Every write is on disk
@@ -71,6 +73,18 @@ class MemoryHook:
         self.last_hits = self.retriever.search(self.query(task_meta, parent_source, hint), k)
         return [h.advice for h in self.last_hits]
 
+    def retrieve_tunables(self, task_meta: Any, parent_source: str = "",
+                          k: int | None = None) -> list[Advice]:
+        """Top-k advice that suggests tunable moves, for the parameter mutator (which can
+        follow nothing else). Never vetoed advice; no network I/O."""
+        k = self.k if k is None else max(0, min(int(k), MAX_K))
+        if k == 0:
+            self.last_hits = []
+            return []
+        self.last_hits = self.retriever.search(self.query(task_meta, parent_source), k,
+                                               tunable_only=True)
+        return [h.advice for h in self.last_hits]
+
     def record_outcome(self, advice_ids: Iterable[str], improved: bool) -> None:
         """The advice in ``advice_ids`` was shown for one child; did the child improve?"""
         ids = list(advice_ids)
@@ -99,6 +113,15 @@ class MemoryHook:
         from evotui.memory.distill import distill_run
 
         return await distill_run(self.store, mutations, ask)
+
+    async def learn(self, mutations: Iterable[Any], ask: Any = None, **options: Any) -> Any:
+        """After a run: like ``distill`` but LLM mutations without a model get a sentence from
+        their description or diff, children already distilled are skipped, and the answer is
+        an ``evotui.memory.learn.DistillSummary`` (proposed / merged counts for the report).
+        ``options`` go to ``evotui.memory.learn.distill_mutations``."""
+        from evotui.memory.learn import distill_mutations
+
+        return await distill_mutations(self.store, mutations, ask, **options)
 
     async def warm(self, task_meta: Any, hint: str = "", limit: int | None = None) -> bool:
         """Fetch embeddings for the query and for advice not embedded yet (at most ``limit``

@@ -52,6 +52,12 @@ class Provenance:
     gpu: str | None = None
     gain: float | None = None  # the gain measured in this run (fraction: 0.12 = +12 %)
     date: str = field(default_factory=now_iso)
+    # the task and machine it was measured on (all optional; older records lack them)
+    kind: str | None = None
+    shape: str | None = None  # "8192x8192"
+    dtype: str | None = None  # "fp32"
+    arch: str | None = None  # "sm_90"; "cpu" for Triton's CPU interpreter
+    interpreter: bool | None = None  # True: interpreter wall time, not a kernel timing
 
     def key(self) -> tuple:
         """Identity for de-duplication: the same verification imported twice is one."""
@@ -77,6 +83,9 @@ class Advice:
     tags: tuple[str, ...] = ()
     # Validity conditions, all optional: {"dtypes": ["bf16"], "shapes": ["8192x8192"],
     # "archs": ["sm_90"], "min_size": 4096, "template": {...}} — see retrieve/distill.
+    # Structured tunable moves for the parameter mutator live here too: distillation's
+    # ``template["changes"]`` ({name: [old, new]}) or a hand-written ``tunables`` mapping
+    # (see ``evotui.memory.suggest``).
     conditions: dict[str, Any] = field(default_factory=dict)
     arch: str | None = None  # normalised ("sm_90"); None = any GPU
     gain: float | None = None  # representative measured gain (fraction), None = unmeasured

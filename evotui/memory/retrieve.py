@@ -31,6 +31,7 @@ from evotui.memory.bm25 import BM25
 from evotui.memory.embed import Embedder
 from evotui.memory.model import PRIOR_LOSSES, PRIOR_WINS, Advice
 from evotui.memory.store import AdviceStore
+from evotui.memory.suggest import has_hints
 from evotui.memory.text import (
     CODE_NOISE,
     content_words,
@@ -203,7 +204,7 @@ class _Index:
         n = len(docs)
         if previous is not None and changed is not None:
             for name in ("static_version", "kind_set", "kind_ids", "arch_set", "arch_ids",
-                         "dtype_set", "dtype_ids", "vetoed", "static_utility", "vectors",
+                         "dtype_set", "dtype_ids", "vetoed", "tunable", "static_utility", "vectors",
                          "has_vector", "vectors_version", "_masks"):
                 setattr(self, name, getattr(previous, name))
             shown, wins = previous.shown.copy(), previous.wins.copy()
@@ -243,6 +244,7 @@ class _Index:
         self.dtype_ids = np.fromiter((dt_id[a] for a in dts), dtype=np.int32, count=n)
         status = [d.get("status", "proposed") for d in docs]
         self.vetoed = np.fromiter((s == "vetoed" for s in status), dtype=bool, count=n)
+        self.tunable = np.fromiter((has_hints(d) for d in docs), dtype=bool, count=n)
         boost = np.fromiter((STATUS_BOOST.get(s, 1.0) for s in status), dtype=np.float32,
                             count=n)
         gains = np.fromiter((max(0.0, min(float(d.get("gain") or 0.0), 0.5)) for d in docs),
@@ -360,7 +362,9 @@ class Retriever:
             return missing
 
     # -- search ----------------------------------------------------------------------------------
-    def search(self, query: Query, k: int = 3) -> list[Hit]:
+    def search(self, query: Query, k: int = 3, tunable_only: bool = False) -> list[Hit]:
+        """Top-``k`` hits; ``tunable_only``: only advice that suggests tunable moves (what
+        the parameter mutator can follow, ``evotui.memory.suggest``)."""
         k = max(0, min(int(k), MAX_K))
         if k == 0:
             return []
@@ -368,6 +372,8 @@ class Retriever:
         if not idx.docs:
             return []
         mask, boost = idx.base_mask_and_boost(query)
+        if tunable_only:
+            mask = mask & idx.tunable
         lexical = idx.bm25.scores(query.terms())
         lex_max = float(lexical[mask].max()) if mask.any() else 0.0
         lex = lexical / lex_max if lex_max > 0 else np.zeros_like(lexical)

@@ -1,0 +1,205 @@
+"""After a run: which mutations taught something, and handing them to the advice library.
+
+A child teaches something when it was accepted, beat its accepted parent by the engine's
+noise rule (``RunState.beats``) and is more than 5 % faster: gain = parent time / child
+time − 1. Each becomes an ``evotui.memory.distill.Mutation`` with its provenance (run
+directory, parent → child ids, model, backend, GPU name and arch, task name, kind, shape
+and dtype); the library turns it into proposed advice (``MemoryHook.learn``): a template
+for tunable-only changes — also when a model made them — one sentence from the model for
+the rest, or the model's own description / the diff when no model answers.
+
+On Triton's CPU interpreter the times are interpreter wall times, not kernel speed. Such
+runs still distil — that is how the mechanics are tested without a GPU — but the advice is
+labelled as interpreter wall time, tagged ``interpreter``, scoped to ``arch="cpu"`` (never
+retrieved for a GPU run) and kept ``proposed`` with a note saying to check it on a GPU.
+
+Used at the end of ``Engine.run`` and by ``evotui advice distill RUN_DIR``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evotui.engine.patch import diff_text
+from evotui.engine.population import Candidate
+from evotui.engine.state import RunState
+from evotui.engine.tunables import tunable_diff
+from evotui.memory.distill import INTERPRETER_NOTE, MIN_GAIN, Mutation, TaskInfo
+from evotui.task import TaskRef
+
+if TYPE_CHECKING:
+    from evotui.engine.loop import Engine
+
+Ask = Callable[[str], Awaitable[str]]
+UNAVAILABLE = ("server_down", "model_missing")
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """Where a run's measurements come from."""
+
+    run: str | None  # the run directory
+    backend: str = "triton"
+    gpu: str | None = None  # "NVIDIA H200"
+    arch: str | None = None  # "sm_90"
+    interpreter: bool = False
+
+
+def task_info(task: TaskRef, interpreter: bool) -> TaskInfo:
+    """Name, kind, tags, and the timed shape and dtype (the first input tensor's, built on
+    torch's meta device: nothing is allocated)."""
+    from evotui.memory.retrieve import DTYPES, normalize_dtype
+
+    shape = dtype = None
+    try:
+        import torch
+
+        from evotui.task import load_module, make_inputs
+
+        module = load_module(task.path, "evotui_task_shape")
+        timed = task.shapes("cpu" if interpreter else "cuda")[0]
+        tensors = [t for t in make_inputs(module, timed, 0, device="meta")
+                   if isinstance(t, torch.Tensor)]
+        if tensors:
+            shape = "x".join(str(d) for d in tensors[0].shape) or None
+            floats = [t for t in tensors if t.is_floating_point()] or tensors
+            dtype = normalize_dtype(str(floats[0].dtype))
+    except Exception:  # a task whose inputs cannot be built on meta: no shape, that is all
+        pass
+    if dtype is None:
+        dtype = next((t for t in task.meta.tags if t in DTYPES), None)
+    return TaskInfo(task.name, task.meta.kind, shape, dtype, tuple(task.meta.tags))
+
+
+def _origin(state: RunState, c: Candidate) -> Candidate:
+    """The original of a copy (seed copies in other islands, migrants)."""
+    pop = state.population
+    return pop.get(c.copy_of) if c.copy_of and c.copy_of in pop else c
+
+
+def _metrics(parent: Candidate, child: Candidate, interpreter: bool) -> dict[str, Any]:
+    def t(x: Candidate) -> str:
+        if x.time_ms is None:
+            return "—"
+        return f"{x.time_ms:.2f} ms interpreter wall time" if interpreter \
+            else f"{x.time_ms * 1000:.2f} µs"
+
+    out: dict[str, Any] = {"parent time": t(parent), "child time": t(child)}
+    for key, label in (("speedup_eager", "child speedup vs eager"),
+                       ("speedup_compile", "child speedup vs torch.compile"),
+                       ("roofline_pct", "child % of roofline")):
+        if getattr(child, key) is not None:
+            out[label] = round(getattr(child, key), 3)
+    return out
+
+
+def successful_mutations(state: RunState, task: TaskInfo, facts: RunFacts,
+                         min_gain: float = MIN_GAIN) -> list[Mutation]:
+    """The run's children that beat their parent by more than ``min_gain``, best first."""
+    out: list[Mutation] = []
+    pop = state.population
+    for c in state.children():
+        if c.status != "accepted" or not c.parent_id or c.parent_id not in pop:
+            continue
+        parent = pop.get(c.parent_id)
+        if parent.status != "accepted" or not parent.time_ms or not c.time_ms:
+            continue
+        gain = parent.time_ms / c.time_ms - 1.0
+        if gain <= min_gain or not state.beats(c, parent):
+            continue
+        pid = _origin(state, parent).id
+        changes = tunable_diff(parent.source, c.source)
+        out.append(Mutation(
+            task=task, gain=gain, parent=pid, child=c.id, run=facts.run, model=c.model,
+            backend=facts.backend, gpu=facts.gpu, arch=facts.arch, changes=changes,
+            diff=None if changes else diff_text(parent.source, c.source, pid, c.id),
+            metrics=_metrics(parent, c, facts.interpreter), interpreter=facts.interpreter,
+            description=c.description, mutator=c.mutator))
+    return sorted(out, key=lambda m: -m.gain)
+
+
+def model_ask(source: Any) -> Ask | None:
+    """``ask(prompt) -> sentence`` through a model (an ``OllamaLLM``, or the run's mutator:
+    MixedMutator → LLMMutator → OllamaLLM), or None when there is none. After the server
+    or model turns out to be missing, it stops asking (fails at once)."""
+    llm = source
+    for _ in range(2):
+        if llm is None or hasattr(llm, "chat"):
+            break
+        llm = getattr(llm, "llm", None)
+    chat = getattr(llm, "chat", None)
+    if chat is None:
+        return None
+    gone: list[str] = []
+
+    async def ask(prompt: str) -> str:
+        if gone:
+            raise RuntimeError(f"the model is unavailable ({gone[0]})")
+        try:
+            reply = await chat([{"role": "user", "content": prompt}])
+        except Exception as e:
+            if getattr(e, "kind", None) in UNAVAILABLE:
+                gone.append(str(e.kind))  # type: ignore[attr-defined]
+            raise
+        return str(reply.text)
+
+    return ask
+
+
+def off(why: str) -> dict[str, Any]:
+    return {"distilled": False, "why": why, "proposed": 0, "merged": 0}
+
+
+async def distill(learn: Callable[..., Awaitable[Any]], mutations: list[Mutation],
+                  ask: Ask | None, facts: RunFacts, min_gain: float = MIN_GAIN) -> dict[str, Any]:
+    """Run ``learn`` (``MemoryHook.learn``) and describe the outcome for ``report.json``."""
+    from evotui.memory.learn import DistillSummary
+
+    summary = DistillSummary()
+    why = None
+    try:
+        await learn(mutations, ask, min_gain=min_gain, summary=summary)
+    except asyncio.CancelledError:
+        why = "cancelled: the advice stored before that is kept"
+    except Exception as e:  # the library failing must not lose the run's report
+        why = f"failed: {type(e).__name__}: {e}"
+    d = summary.as_dict()
+    out: dict[str, Any] = {
+        "distilled": why is None, "min_gain": min_gain, "interpreter": facts.interpreter,
+        "proposed": len(d["proposed"]), "merged": len(d["merged"]),
+        "proposed_ids": d["proposed"], "merged_ids": d["merged"],
+        **{k: d[k] for k in ("eligible", "already", "failed", "by_method", "llm_calls",
+                             "items")},
+    }
+    if why:
+        out["why"] = why
+    if facts.interpreter:
+        out["note"] = INTERPRETER_NOTE
+    return out
+
+
+async def after_run(engine: Engine) -> dict[str, Any]:
+    """The end-of-run distillation of ``engine``'s run: the ``advice`` report section."""
+    cfg = engine.config
+    if not cfg.distill:
+        return off("distillation is off for this run")
+    memory = engine.memory
+    learn = getattr(memory, "learn", None) if memory is not None else None
+    if memory is None or cfg.memory_k <= 0:
+        return off("the advice library is off (--memory-k 0)")
+    if learn is None:
+        return off("the attached advice library cannot distill")
+    run = str(engine.run_dir.path.resolve()) if engine.run_dir is not None else None
+    facts = RunFacts(run=run, gpu=engine.device_info.get("name") or None,
+                     arch=engine.device_info.get("arch"), interpreter=engine.evaluator.is_cpu)
+    info = await asyncio.to_thread(task_info, engine.task, facts.interpreter)
+    mutations = successful_mutations(engine.state, info, facts, cfg.distill_min_gain)
+    return await distill(learn, mutations, model_ask(engine.mutator), facts,
+                         cfg.distill_min_gain)
+
+
+__all__ = ["RunFacts", "after_run", "distill", "model_ask", "successful_mutations",
+           "task_info"]

@@ -1,0 +1,179 @@
+"""A run with gains leaves proposed advice with provenance: on the CPU interpreter with the
+loopback model (marked as interpreter wall time), with the parameter mutator (template
+sentences with structured changes), and on demand with ``evotui advice distill RUN_DIR``."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from evotui import headless
+from evotui.cli import main
+from evotui.engine.loop import Engine, EngineConfig
+from evotui.engine.mutators import ParamMutatorAdapter
+from evotui.engine.rundir import RunDir
+from evotui.engine.session import RunOptions
+from evotui.memory import AdviceStore
+from evotui.memory.hook import MemoryHook
+from tests.conftest import SAMPLES
+from tests.engine_helpers import SOFTMAX_SEED, FakeEvaluator
+from tests.fake_ollama import FakeOllama
+
+pytestmark = pytest.mark.timeout(120)
+MODEL = "qwen2.5-coder:7b"
+SENTENCE = "Launch the softmax kernel once per call; a second identical launch only adds time."
+# the seed launches its kernel twice (same output): the model's first answer drops that
+LAUNCH = re.compile(r"^(\s*)softmax_kernel\[\(n_rows,\)\]\(.*?\)\n", re.S | re.M)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVOTUI_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def slow_seed() -> str:
+    launch = LAUNCH.search(SOFTMAX_SEED)
+    assert launch is not None
+    return SOFTMAX_SEED.replace(launch.group(0), launch.group(0) * 2)
+
+
+def model_answer(request: dict) -> str:
+    prompt = request["messages"][-1]["content"]
+    if "Write ONE sentence of advice" in prompt:
+        return f"<think>the child launches once</think>\n{SENTENCE}"
+    n = len(prompt) % 997  # a distinct program each time (never a duplicate)
+    return (f"Removed the redundant second kernel launch.\n```python\n{SOFTMAX_SEED.rstrip()}"
+            f"\n\nEVO_VARIANT = {n}\n```\n")
+
+
+def test_cpu_run_with_the_loopback_model_leaves_interpreter_advice(cpu_pool, home, tmp_path):
+    seed = tmp_path / "slow_seed.py"
+    seed.write_text(slow_seed())
+    out = tmp_path / "run"
+    err, stdout = io.StringIO(), io.StringIO()
+    with FakeOllama(default=model_answer) as fake:
+        code = asyncio.run(headless.arun(RunOptions(
+            task=str(SAMPLES / "softmax"), seed=str(seed), device="cpu", iterations=2,
+            mutator="llm", ollama_host=fake.url, out=str(out), memory_k=3, llm_backoff=0.01),
+            evaluator=cpu_pool, console=Console(file=err, width=200), out=stdout))
+        distill_prompts = [r for r in fake.requests_to("/api/chat")
+                           if "Write ONE sentence" in r.body["messages"][-1]["content"]]
+    assert code == 0, err.getvalue()
+    report = json.loads((out / "report.json").read_text())
+    adv = report["advice"]
+    assert adv["distilled"] and adv["interpreter"] and adv["proposed"] >= 1
+    assert adv["by_method"].get("llm", 0) >= 1 and distill_prompts
+    assert "interpreter wall time" in adv["note"]
+    assert "(wall time)" in distill_prompts[0].body["messages"][-1]["content"]
+    assert "## Advice library" in (out / "report.md").read_text()
+    assert "advice: " in err.getvalue() and "proposed" in err.getvalue()
+
+    store = AdviceStore()  # the user's library under EVOTUI_HOME
+    ours = [a for a in store.all() if a.source == "distilled"]
+    assert [a.text for a in ours] == [SENTENCE]
+    a = ours[0]
+    assert a.status == "proposed" and a.kind == "softmax" and a.arch == "cpu"
+    assert "interpreter" in a.tags and a.extra["note"].startswith("measured on Triton's CPU")
+    assert a.gain is not None and a.gain > 0.05
+    p = a.provenance[0]
+    seed_id = report["seed"]["id"]
+    children = {c["id"] for c in json.loads((out / "checkpoint.json").read_text())
+                ["population"]["candidates"]}
+    assert p.run == str(out.resolve()) and p.parent == seed_id and p.child in children
+    assert (p.model, p.backend, p.gpu, p.interpreter) == (MODEL, "triton",
+                                                           "Triton CPU interpreter", True)
+    assert (p.task, p.kind, p.shape, p.dtype, p.arch) == ("softmax", "softmax", "16x512",
+                                                          "fp32", "cpu")
+
+    # on demand: nothing twice; into another library without a model: the model's own words
+    runner = CliRunner()
+    got = runner.invoke(main, ["advice", "distill", str(out), "--json", "--no-llm"])
+    assert got.exit_code == 0, got.output
+    again = json.loads(got.output.strip().splitlines()[-1])
+    assert again["proposed"] == 0 and again["already"] == adv["eligible"]
+    other = tmp_path / "other-home"
+    got = runner.invoke(main, ["advice", "distill", str(out), "--no-llm"],
+                        env={"EVOTUI_HOME": str(other)})
+    assert got.exit_code == 0, got.output
+    assert "proposed" in got.output and "note: measured on Triton's CPU interpreter" in got.output
+    texts = [x.text for x in AdviceStore(other / "advice.json").all() if x.source == "distilled"]
+    assert texts and all(t.startswith("Removed the redundant second kernel launch: +") for t in texts)
+    assert all("interpreter wall time on softmax 16×512 fp32" in t for t in texts)
+
+
+def param_run(task, store, out, iterations, seed=0, cpu=False, k=3):
+    engine = Engine(task, FakeEvaluator(cpu=cpu), ParamMutatorAdapter(),
+                    EngineConfig(iterations=iterations, concurrency=1, seed=seed, memory_k=k),
+                    seed_source=SOFTMAX_SEED, memory=MemoryHook(store, k=k),
+                    run_dir=RunDir(out))
+    result = asyncio.run(engine.run())
+    return engine, result.report
+
+
+def test_param_run_distills_template_advice_with_structured_changes(softmax_task, tmp_path):
+    store = AdviceStore(tmp_path / "advice.json", cold_start=False)
+    # the modelled cost is best at NUM_WARPS 4; the softmax seed has 8: 8→4 is +10 %
+    engine, report = param_run(softmax_task, store, tmp_path / "run", iterations=5)
+    assert report["advice"]["proposed"] == 1 and report["advice"]["by_method"] == {"template": 1}
+    (a,) = store.all()
+    assert a.text == "NUM_WARPS 8→4: +10 % on softmax 8192×8192 fp32"
+    assert a.conditions["template"]["changes"] == {"NUM_WARPS": [8, 4]}
+    assert a.status == "proposed" and a.arch is None and "num_warps" in a.tags
+    p = a.provenance[0]
+    assert p.model is None and p.interpreter is None and p.shape == "8192x8192"
+    # distilling the same run again (a resume, or on demand) adds nothing
+    from evotui.engine import distillation as dist
+
+    info = dist.task_info(softmax_task, False)
+    facts = dist.RunFacts(run=str((tmp_path / "run").resolve()))
+    muts = dist.successful_mutations(engine.state, info, facts)
+    again = asyncio.run(dist.distill(MemoryHook(store).learn, muts, None, facts))
+    assert again["proposed"] == again["merged"] == 0 and again["already"] == 1
+    assert len(store) == 1 and len(store.all()[0].provenance) == 1
+
+
+def test_interpreter_param_advice_stays_on_the_cpu(softmax_task, tmp_path):
+    store = AdviceStore(tmp_path / "advice.json", cold_start=False)
+    _, report = param_run(softmax_task, store, tmp_path / "run", iterations=5, cpu=True)
+    assert report["advice"]["interpreter"] and report["advice"]["proposed"] == 1
+    (a,) = store.all()
+    assert a.text == ("NUM_WARPS 8→4: +10 % interpreter wall time on softmax 16×512 fp32 "
+                      "(Triton CPU interpreter, not a GPU timing)")
+    assert a.arch == "cpu" and a.conditions["interpreter"] is True and a.status == "proposed"
+    gpu_hook = MemoryHook(store, k=3, arch="NVIDIA H200")
+    assert gpu_hook.retrieve(softmax_task.meta, SOFTMAX_SEED) == []
+    assert gpu_hook.retrieve_tunables(softmax_task.meta, SOFTMAX_SEED) == []
+    assert [x.id for x in MemoryHook(store, k=3).retrieve_tunables(softmax_task.meta)] == [a.id]
+
+
+def test_learned_advice_steers_the_param_mutator_and_is_counted(softmax_task, tmp_path):
+    store = AdviceStore(tmp_path / "advice.json", cold_start=False)
+    param_run(softmax_task, store, tmp_path / "learn", iterations=5)
+    (learned,) = store.all()
+    engine, report = param_run(softmax_task, store, tmp_path / "use", iterations=4, seed=3)
+    children = engine.state.children()
+    followed = [c for c in children if c.advice_ids]
+    assert followed and all(c.advice_ids == [learned.id] for c in followed)
+    assert all(f"(advice {learned.id})" in c.description for c in followed)
+    assert all("NUM_WARPS 8→4" in c.description for c in followed)
+    unfollowed = [c for c in children if not c.advice_ids]
+    assert all("advice" not in c.description for c in unfollowed)
+    got = store.get(learned.id)
+    assert got.shown == len(followed) and got.improved == sum(c.extra["improved"] for c in followed)
+    assert got.improved >= 1
+    assert report["advice"]["children_with_advice"] == len(followed)
+    events = [json.loads(x) for x in (tmp_path / "use" / "events.jsonl").read_text().splitlines()]
+    assert any(e["kind"] == "advice_retrieved" for e in events)
+    proposed = {e["id"]: e["advice_ids"] for e in events if e["kind"] == "candidate_proposed"}
+    assert all(proposed[c.id] == c.advice_ids for c in children)
+    # vetoed advice is never followed
+    store.veto(learned.id)
+    engine, _ = param_run(softmax_task, store, tmp_path / "vetoed", iterations=4, seed=3)
+    assert not any(c.advice_ids for c in engine.state.children())
