@@ -5,18 +5,28 @@ from __future__ import annotations
 
 from backends.base import Backend
 
+BACKENDS = ("triton", "cuda")
+
 
 def get_backend(name: str) -> Backend:
     if name == "triton":
         from backends.triton_backend import TritonBackend
 
         return TritonBackend()
-    raise KeyError(f"unknown backend {name!r} (known: triton)")
+    if name == "cuda":
+        from backends.cuda_backend import CudaBackend
+
+        return CudaBackend()
+    raise KeyError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
 
 
 def backend_for_source(source: str) -> Backend:
-    """Pick the dialect a candidate is written in."""
-    return get_backend("triton")
+    """Pick the dialect a candidate is written in: a module-level ``CUDA_SOURCE = ...`` makes
+    it a CUDA C candidate (never executed as Python), anything else is a Triton module.
+    Misrouting is safe both ways: each dialect's own static rules then reject the file."""
+    from backends.cuda_backend.spec import is_cuda_candidate
+
+    return get_backend("cuda" if is_cuda_candidate(source) else "triton")
 
 
-__all__ = ["Backend", "get_backend", "backend_for_source"]
+__all__ = ["BACKENDS", "Backend", "get_backend", "backend_for_source"]

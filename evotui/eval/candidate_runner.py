@@ -51,6 +51,8 @@ class CandidateRunner:
         self.backend = get_backend("triton")
         self.recorder = self.backend.launch_recorder()
         self.recorder.install()
+        # one recorder per dialect; ``self.recorder`` is the current candidate's (set on load)
+        self.recorders: dict[str, Any] = {"triton": self.recorder}
         self.timer = None
         if self.device.type == "cuda":
             from evotui.eval.timing import CudaTimer
@@ -104,7 +106,25 @@ class CandidateRunner:
         outs = list(out) if isinstance(out, tuple | list) else [out]
         return outs, self.recorder.total
 
-    def _load_model_class(self, cand_path: str) -> type:
+    def _load_model_class(self, cand_path: str, task: types.ModuleType) -> type:
+        from backends import backend_for_source
+        from backends.base import CandidateError
+
+        source = Path(cand_path).read_text()
+        backend = backend_for_source(source)
+        if backend.name not in self.recorders:
+            self.recorders[backend.name] = backend.launch_recorder()
+        self.recorder = self.recorders[backend.name]
+        build = getattr(backend, "model_class", None)
+        if build is not None:
+            # a declarative dialect (CUDA C): nothing of the candidate is executed as Python;
+            # the backend builds ModelNew (compiling its device code) from the task's Model
+            if self.device.type != "cuda":
+                raise CandidateFailure(reasons.NEEDS_GPU, f"{backend.name} candidates need a GPU")
+            try:
+                return build(source, task, self.recorder)
+            except CandidateError as e:
+                raise CandidateFailure(e.reason, e.message) from None
         module = types.ModuleType(CANDIDATE_MODULE)
         module.__file__ = cand_path
         try:
@@ -130,7 +150,7 @@ class CandidateRunner:
         try:
             models = []
             for path in req["candidates"]:
-                cls = self._load_model_class(path)
+                cls = self._load_model_class(path, task)
                 torch.manual_seed(req["init_seed"])
                 models.append(cls(*make_init_inputs(task, shape)).to(self.device))
             last: list[Any] = [None] * len(models)
@@ -206,7 +226,7 @@ class CandidateRunner:
         shapes: list[dict[str, Any]] = req["shapes"]
         allow = tuple(req.get("allow_torch", ()))
 
-        model_cls = self._load_model_class(cand_path)
+        model_cls = self._load_model_class(cand_path, task)
 
         models: dict[int, Any] = {}
 
@@ -231,9 +251,17 @@ class CandidateRunner:
         report: dict[str, Any] = {"ok": True, "trials": [], "policy": {}, "launches": {},
                                   "phases": phases}
         phases["load"], clock = time.perf_counter() - clock, time.perf_counter()
+        # dialects whose harness allocates the buffers (CUDA C) put guard bands around them
+        # during the trials; their bytes go to the judge, which checks them (out_of_bounds)
+        guarded = hasattr(self.recorder, "arm_guards")
         for i, trial in enumerate(req["trials"]):
             policy = OpPolicy(allow)
-            inputs, outs, launches = run(trial["shape"], trial["seed"], policy)
+            if guarded:
+                self.recorder.arm_guards(trial["seed"])
+            try:
+                inputs, outs, launches = run(trial["shape"], trial["seed"], policy)
+            finally:
+                bands = self.recorder.take_guards() if guarded else []
             for op, n in policy.violations.items():
                 report["policy"][op] = report["policy"].get(op, 0) + n
             report["trials"].append({
@@ -241,6 +269,10 @@ class CandidateRunner:
                 "outputs": self._dump(outs, scratch, f"t{i}_out"),
                 "inputs_after": self._dump(inputs, scratch, f"t{i}_in"),
             })
+            if guarded:
+                report["trials"][-1]["guards"] = [
+                    {"label": label, **self._dump([band], scratch, f"t{i}_g{k}")[0]}
+                    for k, (label, band) in enumerate(bands)]
             for name, count in self.recorder.launches.items():
                 report["launches"][name] = report["launches"].get(name, 0) + count
             del inputs, outs

@@ -148,6 +148,26 @@ class Judge:
             if not torch.equal(_bits(got), _bits(ref)):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} was modified by the candidate")
 
+    def _check_guards(self, trial: dict[str, Any], n_outputs: int, what: str) -> None:
+        """The random bands around each buffer must come back as the trial's seed made them
+        (``backends.cuda_backend.guards``); a changed byte is an out-of-bounds write."""
+        from backends.cuda_backend.guards import GUARD_BYTES, describe_damage, pattern
+
+        bands = trial.get("guards")
+        if not isinstance(bands, list) or len(bands) < 2 * n_outputs or len(bands) % 2:
+            raise Reject(reasons.TAMPERED, f"{what}: the guard bands are missing from the report")
+        for k, raw in enumerate(bands):
+            try:
+                got = load_tensor(TensorMeta.from_dict(raw), str(self.device)).cpu()
+            except (KeyError, ValueError, RuntimeError) as e:
+                raise Reject(reasons.TAMPERED, f"{what}: unreadable guard band: {e}") from None
+            expected = pattern(trial["seed"], k, GUARD_BYTES)
+            if got.numel() != GUARD_BYTES or got.dtype != expected.dtype:
+                raise Reject(reasons.TAMPERED, f"{what}: a guard band has the wrong size")
+            if not self.torch.equal(got, expected):
+                damage = describe_damage(expected, got, k, str(raw.get("label", "?")))
+                raise Reject(reasons.OUT_OF_BOUNDS, f"{what}: {damage}")
+
     # -- the verdict -----------------------------------------------------------------------
     def judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -167,9 +187,11 @@ class Judge:
         details: dict[str, Any] = {"max_abs_err": 0.0, "max_rel_err": 0.0}
         for i, trial in enumerate(report["trials"]):
             if trial["launches"] == 0:
-                raise Reject(reasons.NO_KERNEL, f"trial {i + 1}: no Triton kernel was launched")
+                raise Reject(reasons.NO_KERNEL, f"trial {i + 1}: no kernel was launched")
             inputs, refs = self._reference(req, trial["shape"], trial["seed"])
             shape_note = f"trial {i + 1} (shape {req['shapes'][trial['shape']] or 'benchmark'})"
+            if req.get("dialect") == "cuda":  # the harness allocated guarded buffers
+                self._check_guards(trial, len(refs), shape_note)
             worst = self._compare(req, trial["outputs"], refs, shape_note)
             self._check_inputs(trial["inputs_after"], inputs, shape_note)
             for k in worst:
@@ -186,7 +208,7 @@ class Judge:
                 pass
             else:
                 raise Reject(reasons.KERNELS_NOT_USED,
-                             "with every Triton launch skipped the output is still correct: "
+                             "with every kernel launch skipped the output is still correct: "
                              "the kernels do not compute the result")
         if report.get("threads_started", 0) > 0:
             raise Reject(reasons.THREADS_SPAWNED, f"{report['threads_started']} thread(s) left running")

@@ -80,6 +80,7 @@ class EvaluatorPool:
             self._free.put(lane)
         self._rng = random.SystemRandom()  # seeds a candidate cannot predict
         self.device_names: dict[str, str] = {}
+        self._arch: str | None = None  # compile target of the parent's NVRTC check
         self._closed = False
 
     @property
@@ -185,20 +186,48 @@ class EvaluatorPool:
 
         t0 = time.monotonic()
         backend = backend_for_source(request.source)
-        issue = backend.check_source(request.source) if self.static_checks else None
+        issue = self._precheck(backend, request.source)
         if issue is not None:
             where = f"line {issue.line}: " if issue.line else ""
-            return EvalResult.rejected(issue.reason, f"{where}{issue.message}", wall_s=0.0,
+            return EvalResult.rejected(issue.reason, f"{where}{issue.message}",
+                                       wall_s=time.monotonic() - t0,
                                        device=self.devices[0], interpreter=self.is_cpu)
         lane = self._free.get()
         try:
-            return self._evaluate_on(lane, request, t0)
+            return self._evaluate_on(lane, request, t0, backend.name)
         finally:
             for f in lane.scratch.iterdir():
                 f.unlink(missing_ok=True)
             self._free.put(lane)
 
-    def _build_request(self, lane: Lane, request: EvalRequest) -> dict[str, Any]:
+    def _precheck(self, backend: Any, source: str) -> Any:
+        """Everything decided in this process before a worker sees the candidate: static
+        rules; for CUDA C a compile with NVRTC (no GPU needed, so compile errors are reported
+        on CPU-only machines too); then whether this pool can run the dialect at all."""
+        from backends.base import StaticIssue
+
+        issue = backend.check_source(source) if self.static_checks else None
+        precheck = getattr(backend, "precheck", None)
+        if issue is None and self.static_checks and precheck is not None:
+            issue = precheck(source, self._compile_arch())
+        if issue is None and getattr(backend, "needs_gpu", False) and self.is_cpu:
+            issue = StaticIssue(reasons.NEEDS_GPU,
+                                f"{backend.name} candidates run only on a GPU: it compiles, but "
+                                "this evaluator is on the CPU (use --device cuda on a GPU machine)",
+                                0)
+        return issue
+
+    def _compile_arch(self) -> str:
+        """The architecture the parent compiles for: the first GPU's (queried without a
+        context), or the default (sm_90) on a CPU-only machine."""
+        if self._arch is None:
+            from backends.cuda_backend.device import compile_arch
+
+            self._arch = compile_arch(0 if self.is_cpu else int(self.devices[0].split(":")[1]))
+        return self._arch
+
+    def _build_request(self, lane: Lane, request: EvalRequest, dialect: str = "triton"
+                       ) -> dict[str, Any]:
         task = request.task
         shapes = task.shapes("cpu" if lane.device == "cpu" else "cuda")
         cand_file = lane.scratch / "candidate.py"
@@ -215,9 +244,11 @@ class EvaluatorPool:
             "timing_seed": seed(), "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "ghost_shape": 1 if len(shapes) > 1 else 0,
             "atol": task.meta.atol, "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch),
+            "dialect": dialect,  # the judge checks the CUDA dialect's guard bands
         }
 
-    def _evaluate_on(self, lane: Lane, request: EvalRequest, t0: float) -> EvalResult:
+    def _evaluate_on(self, lane: Lane, request: EvalRequest, t0: float,
+                     dialect: str = "triton") -> EvalResult:
         common = {"device": lane.label, "interpreter": lane.device == "cpu"}
         try:
             for w in (lane.candidate, lane.judge):
@@ -225,7 +256,7 @@ class EvaluatorPool:
                     w.start()
         except (WorkerDied, WorkerTimeout) as e:
             return EvalResult.rejected(reasons.HARNESS_ERROR, str(e), **common)
-        req = self._build_request(lane, request)
+        req = self._build_request(lane, request, dialect)
         worker = lane.candidate
         started = time.monotonic()
         try:

@@ -11,6 +11,8 @@ FORBIDDEN_CALL = "forbidden_call"
 FORBIDDEN_ATTRIBUTE = "forbidden_attribute"
 FORBIDDEN_CONSTRUCT = "forbidden_construct"
 BAD_INTERFACE = "bad_interface"
+COMPILE_ERROR = "compile_error"  # CUDA C candidates: NVRTC's log is the message
+NEEDS_GPU = "needs_gpu"  # a dialect with no CPU evaluation (CUDA C) on a CPU-only pool
 
 # Running the candidate (worker)
 LOAD_ERROR = "load_error"
@@ -39,6 +41,8 @@ MISMATCH = "mismatch"
 MODIFIED_INPUTS = "modified_inputs"
 STALE_OUTPUT = "stale_output"
 BELOW_ROOFLINE = "below_roofline"
+OUT_OF_BOUNDS = "out_of_bounds"  # a guard band around an output or scratch buffer changed
+SANITIZER_ERROR = "sanitizer_error"  # compute-sanitizer found a memory error (new bests)
 
 # The harness itself
 HARNESS_ERROR = "harness_error"
@@ -51,6 +55,8 @@ DESCRIPTIONS: dict[str, str] = {
     FORBIDDEN_ATTRIBUTE: "touches an attribute candidates may not use",
     FORBIDDEN_CONSTRUCT: "uses a construct candidates may not use",
     BAD_INTERFACE: "does not define ModelNew with Model's interface",
+    COMPILE_ERROR: "the device code does not compile",
+    NEEDS_GPU: "this dialect runs only on a GPU and the evaluator has none",
     LOAD_ERROR: "raised while importing or constructing ModelNew",
     RUNTIME_ERROR: "raised while running forward",
     CRASHED: "the worker process died",
@@ -75,5 +81,7 @@ DESCRIPTIONS: dict[str, str] = {
     MODIFIED_INPUTS: "modified its inputs",
     STALE_OUTPUT: "outputs produced while timing were wrong (cached or replayed results)",
     BELOW_ROOFLINE: "timed faster than the hardware can move the data",
+    OUT_OF_BOUNDS: "wrote outside its buffers",
+    SANITIZER_ERROR: "compute-sanitizer found a memory error",
     HARNESS_ERROR: "the evaluation harness failed (not the candidate's fault)",
 }

@@ -1,0 +1,66 @@
+"""The CUDA C dialect: a candidate is device code plus a declarative launch spec (README.md in
+this folder), never executed as Python. The harness owns all host code: it compiles with
+NVRTC, allocates the outputs, and launches through cuda-python on torch's stream.
+
+Importing this package is cheap (no torch, no cuda-python): the parent uses ``check_source``
+and ``precheck``; the worker imports ``model`` and ``launcher`` when it builds a ModelNew.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from backends.base import StaticIssue
+from backends.cuda_backend.launch_hooks import CudaLaunchRecorder
+from backends.cuda_backend.spec import is_cuda_candidate
+from backends.cuda_backend.static_rules import check_source
+from evotui.eval import reasons
+
+# Same tolerances as the Triton dialect (KernelBench-style).
+_TOLERANCES = {
+    "torch.float64": (1e-7, 1e-7),
+    "torch.float32": (1e-4, 1e-4),
+    "torch.bfloat16": (1e-2, 1e-2),
+    "torch.float16": (1e-2, 1e-2),
+}
+
+
+class CudaBackend:
+    name = "cuda"
+    prompt_dir = Path(__file__).parent / "prompts"
+    needs_gpu = True
+
+    def check_source(self, source: str) -> StaticIssue | None:
+        return check_source(source)
+
+    def precheck(self, source: str, arch: str) -> StaticIssue | None:
+        """Compile with NVRTC in a short-lived subprocess (no GPU needed): compile errors
+        are reported before any worker runs. None when it compiles, or when this machine has
+        no NVRTC (the worker then compiles, and reports, itself)."""
+        from backends.cuda_backend.compiler import CompileRequest, compile_isolated
+        from backends.cuda_backend.spec import parse_spec
+
+        spec = parse_spec(source)
+        req = CompileRequest(spec.cuda_source, arch, tuple(sorted(spec.constants.items())),
+                             spec.options, tuple(sorted({x.kernel for x in spec.launches})))
+        status, message = compile_isolated(req)
+        if status == "compile_error":
+            return StaticIssue(reasons.COMPILE_ERROR, message, 0)  # lines are CUDA_SOURCE's
+        if status == "timeout":
+            return StaticIssue(reasons.TIMEOUT, message, 0)
+        return None
+
+    def launch_recorder(self) -> CudaLaunchRecorder:
+        return CudaLaunchRecorder()
+
+    def model_class(self, source: str, task_module: Any, recorder: CudaLaunchRecorder) -> type:
+        from backends.cuda_backend.model import build_model_class
+
+        return build_model_class(source, task_module, recorder)
+
+    def tolerances(self, dtype: str) -> tuple[float, float]:
+        return _TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+__all__ = ["CudaBackend", "is_cuda_candidate"]
