@@ -308,15 +308,19 @@ class CandidateRunner:
 
     def _time(self, req, run, model_for, task, shapes, scratch, allow) -> dict[str, Any]:
         torch = self.torch
-        seed = req["timing_seed"]
+        # Timed calls rotate over separately allocated input sets: placement effects average
+        # out within a run (steadier across runs) and no call sees the previous call's tensors.
+        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
         model = model_for(0)
-        inputs = self._to_device(make_inputs(task, shapes[0], seed, self.device))
-        state = {"out": None, "calls": 0, "watched": {}}
+        sets = [self._to_device(make_inputs(task, shapes[0], s, self.device)) for s in seeds]
+        state: dict[str, Any] = {"out": None, "calls": 0, "watched": {}, "last": 0}
         self.recorder.reset()
 
         def call() -> None:
+            k = state["calls"] % len(sets)
             state["calls"] += 1
-            state["out"] = model(*inputs)
+            state["last"] = k
+            state["out"] = model(*sets[k])
 
         def watched(fn) -> None:
             policy = OpPolicy(allow)
@@ -328,7 +332,7 @@ class CandidateRunner:
 
         try:
             if self.timer is not None:
-                timing = self.timer.time(call, watch=watched, rng=random.Random(seed))
+                timing = self.timer.time(call, watch=watched, rng=random.Random(seeds[0]))
             else:
                 from evotui.eval.timing import time_interpreter
 
@@ -344,7 +348,10 @@ class CandidateRunner:
         last = state["out"]
         outs = list(last) if isinstance(last, tuple | list) else [last]
         timed_outputs = self._dump(outs, scratch, "timed_out")
-        inputs_after = self._dump(inputs, scratch, "timed_in")
+        inputs_after = [{"seed": s, "inputs": self._dump(inp, scratch, f"timed_in{k}")}
+                        for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
+        inputs = sets[state["last"]]
+        last_seed = seeds[state["last"]]
         state["out"] = last = outs = None
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
@@ -362,7 +369,7 @@ class CandidateRunner:
         _, vouts, _ = run(0, req["verify_seed"], verify_policy)
         return {
             **timing.as_dict(),
-            "seed": seed,
+            "seed": last_seed,
             "calls": state["calls"],
             "launches": timing_launches,
             "launches_per_call": steady_launches,

@@ -232,9 +232,11 @@ class Judge:
                 raise Reject(reasons.STALE_OUTPUT,
                              f"launched {per_call:.2f} kernels per timed call but "
                              f"{timing['launches_per_call']} per checked call")
-        inputs, refs = self._reference(req, 0, timing["seed"])
+        _, refs = self._reference(req, 0, timing["seed"])
         self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
-        self._check_inputs(timing["inputs_after"], inputs, "timing")
+        for entry in timing["inputs_after"]:
+            pristine, _ = self._reference(req, 0, entry["seed"])
+            self._check_inputs(entry["inputs"], pristine, "timing")
         _, rrefs = self._reference(req, 0, timing["recheck"]["seed"])
         self._compare(req, timing["recheck"]["outputs"], rrefs, "call with new values in the timed tensors",
                       reasons.STALE_OUTPUT)
@@ -334,9 +336,11 @@ def _check_report_answers_request(req: dict[str, Any], report: dict[str, Any]) -
     if req.get("time") and timing is None:
         raise Reject(reasons.TAMPERED, "the report holds no timing")
     if timing is not None:
-        seeds = (timing.get("seed"), (timing.get("recheck") or {}).get("seed"),
-                 (timing.get("verify") or {}).get("seed"))
-        if seeds != (req["timing_seed"], req["recheck_seed"], req["verify_seed"]):
+        timing_seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
+        sets = [e.get("seed") for e in timing.get("inputs_after") or []]
+        seeds = ((timing.get("recheck") or {}).get("seed"), (timing.get("verify") or {}).get("seed"))
+        if (sets != timing_seeds or timing.get("seed") not in timing_seeds
+                or seeds != (req["recheck_seed"], req["verify_seed"])):
             raise Reject(reasons.TAMPERED, "the timing report answers other seeds")
     ghost = report.get("ghost") or {}
     if ghost.get("seed") != req["ghost_seed"]:

@@ -241,7 +241,9 @@ class EvaluatorPool:
         return {
             "task": str(task.path), "candidate": str(cand_file), "scratch": str(lane.scratch),
             "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
-            "timing_seed": seed(), "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
+            "timing_seed": seed(),
+            "timing_seeds": [seed() for _ in range(1 if lane.device == "cpu" else 3)],
+            "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "ghost_shape": 1 if len(shapes) > 1 else 0,
             "atol": task.meta.atol, "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch),
             "dialect": dialect,  # the judge checks the CUDA dialect's guard bands

@@ -74,7 +74,7 @@ class CudaTimer:
     def flush(self) -> None:
         self.flush_buf.zero_()
 
-    def time(self, fn: Callable[[], Any], *, warmup_ms: float = 25.0, rep_ms: float = 200.0,
+    def time(self, fn: Callable[[], Any], *, warmup_ms: float = 25.0, rep_ms: float = 300.0,
              min_samples: int = 20, max_samples: int = 2000,
              watch: Callable[[Callable[[], Any]], Any] | None = None,
              watch_fraction: float = 0.1, rng: random.Random | None = None) -> Timing:
