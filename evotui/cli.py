@@ -122,5 +122,9 @@ from evotui.cli_distill import distill  # noqa: E402
 
 advice.add_command(distill)
 
+from evotui.cli_ab import ab  # noqa: E402
+
+main.add_command(ab)
+
 if __name__ == "__main__":
     main()
