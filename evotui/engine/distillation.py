@@ -42,7 +42,7 @@ class RunFacts:
     """Where a run's measurements come from."""
 
     run: str | None  # the run directory
-    backend: str = "triton"
+    backend: str | None = None  # None: the child's own dialect ("triton", "cuda")
     gpu: str | None = None  # "NVIDIA H200"
     arch: str | None = None  # "sm_90"
     interpreter: bool = False
@@ -72,6 +72,15 @@ def task_info(task: TaskRef, interpreter: bool) -> TaskInfo:
     if dtype is None:
         dtype = next((t for t in task.meta.tags if t in DTYPES), None)
     return TaskInfo(task.name, task.meta.kind, shape, dtype, tuple(task.meta.tags))
+
+
+def _dialect(source: str) -> str:
+    try:
+        from backends import backend_for_source
+
+        return backend_for_source(source).name
+    except Exception:
+        return "triton"
 
 
 def _origin(state: RunState, c: Candidate) -> Candidate:
@@ -114,7 +123,7 @@ def successful_mutations(state: RunState, task: TaskInfo, facts: RunFacts,
         changes = tunable_diff(parent.source, c.source)
         out.append(Mutation(
             task=task, gain=gain, parent=pid, child=c.id, run=facts.run, model=c.model,
-            backend=facts.backend, gpu=facts.gpu, arch=facts.arch, changes=changes,
+            backend=facts.backend or _dialect(c.source), gpu=facts.gpu, arch=facts.arch, changes=changes,
             diff=None if changes else diff_text(parent.source, c.source, pid, c.id),
             metrics=_metrics(parent, c, facts.interpreter), interpreter=facts.interpreter,
             description=c.description, mutator=c.mutator))
