@@ -32,7 +32,10 @@ class MemoryHook(Protocol):
     """The advice library as the engine uses it (``evotui.memory.hook.MemoryHook``). Methods
     may be sync (they run in a thread) or async. ``accept(id)``, ``veto(id)`` and
     ``author(text, **fields)`` are optional: the AcceptAdvice/VetoAdvice/AuthorAdvice
-    commands are forwarded to them when present."""
+    commands are forwarded to them when present. Also optional:
+    ``retrieve_tunables(task_meta, parent_source, k)`` (advice the parameter mutator can
+    follow; ``retrieve`` stands in) and ``async learn(mutations, ask, min_gain=, summary=)``
+    (the end-of-run distillation, ``evotui.engine.distillation``)."""
 
     def retrieve(self, task_meta: TaskMeta, parent_source: str, k: int) -> list[Any]: ...
 
