@@ -83,7 +83,10 @@ async def session(args: argparse.Namespace, tmp: Path) -> dict:
         def probe() -> None:
             nonlocal last
             now = time.perf_counter()
-            block()["lag"].append(max(0.0, (now - last - interval) * 1000))
+            lag = max(0.0, (now - last - interval) * 1000)
+            block()["lag"].append(lag)
+            if lag > 50 and os.environ.get("BENCH_DEBUG"):
+                print(f"  lag {lag:.0f} ms at {time.monotonic() - started:.1f} s", file=sys.stderr)
             last = now
 
         app.set_interval(interval, probe)
@@ -108,10 +111,10 @@ async def session(args: argparse.Namespace, tmp: Path) -> dict:
             b["n"].append(engine.evaluated)
             if now >= report_at:
                 report_at = now + 10
-                print(f"  … {engine.evaluated} evaluated, {len(table.rows)} rows, "
+                print(f"  … {engine.evaluated} evaluated, {table.row_count} rows, "
                       f"{now - started:.0f} s", file=sys.stderr)
         await pilot.pause(0.2)
-        rows = len(table.rows)
+        rows = table.row_count
     runner.join(60)
     return {"blocks": blocks, "wall": time.monotonic() - started,
             "evaluated": engine.evaluated, "rows": rows,

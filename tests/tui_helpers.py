@@ -5,7 +5,10 @@ and a streaming scripted mutator (for the key flows)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
+from collections import deque
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +33,23 @@ from evotui.engine.rundir import RunDir
 from evotui.engine.session import RunOptions, Session
 from evotui.eval.results import EvalResult
 from evotui.task import resolve_task
-from evotui.tui.runner import CandidateInfo, EngineRunner, NothingToExport
-from tests.conftest import SAMPLES
+from evotui.tui.controller import CandidateInfo, NothingToExport
+from evotui.tui.process import EngineProcess
+from evotui.tui.runner import EngineRunner
+from tests.conftest import ROOT, SAMPLES
 from tests.engine_helpers import SOFTMAX_SEED, FakeEvaluator
 
 T0 = 1_700_000_000.0  # a fixed wall clock for deterministic views
+
+
+def aio(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
+    """Run an async test with ``asyncio.run`` (no async pytest plugin needed)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
 
 
 # ---- a fixed run, as events -------------------------------------------------------------------
@@ -193,12 +208,14 @@ class StreamingMutator:
         self.delay = delay
         self.chunks = chunks
         self.account = LLMAccount()
-        self.requests: list[MutationRequest] = []
+        self.requests: deque[MutationRequest] = deque(maxlen=100)  # the latest prompts
+        self.proposed = 0
         self._rng = random.Random(seed)
 
     async def propose(self, request: MutationRequest, on_chunk: Any = None) -> Mutation:
         self.requests.append(request)
-        n = len(self.requests)
+        self.proposed += 1
+        n = self.proposed
         self.account.calls += 1
         for i in range(self.chunks):
             if on_chunk is not None:
@@ -208,7 +225,11 @@ class StreamingMutator:
         warps = self._rng.choice([1, 2, 4, 8, 16])
         src = request.parent.source.replace("NUM_WARPS = ", f"EVO_{n} = {n}\nNUM_WARPS = ", 1)
         src = _set_warps(src, warps)
-        return Mutation(src, "llm", self.model, "full", description=f"variant {n}: warps {warps}")
+        ctx = request.context
+        prompt = [{"role": "user", "content": "hints: " + " | ".join(ctx.hints)
+                   + "\nadvice:\n" + ctx.advice_block}]
+        return Mutation(src, "llm", self.model, "full", description=f"variant {n}: warps {warps}",
+                        prompt=prompt, reply=f"NUM_WARPS = {warps}")
 
     def state(self) -> dict[str, Any]:
         return {"account": self.account.as_dict()}
@@ -246,32 +267,50 @@ class InstantEvaluator(FakeEvaluator):
         super().__init__(judge=judge, delay=delay, lanes=lanes)
 
 
-def stand_in_runner(run_dir: Path, *, iterations: int = 200, delay: float = 0.05,
-                    eval_delay: float = 0.0, memory: Any = "library", lanes: int = 1,
-                    config: dict[str, Any] | None = None,
-                    mutator: Any = None) -> tuple[EngineRunner, dict[str, Any]]:
-    """An ``EngineRunner`` whose engine runs softmax over stand-ins; ``memory="library"``
-    attaches the real advice library (``EVOTUI_HOME``). Returns the runner and the parts."""
+class BrokenMutator(StreamingMutator):
+    async def propose(self, request: MutationRequest, on_chunk: Any = None) -> Mutation:
+        raise RuntimeError("the stand-in mutator broke")
+
+
+async def stand_in_session(run_dir: str, *, iterations: int = 200, delay: float = 0.05,
+                           eval_delay: float = 0.0, memory: str | None = "library",
+                           lanes: int = 1, chunks: int = 3, broken: bool = False,
+                           config: dict[str, Any] | None = None,
+                           mutator: Any = None) -> Session:
+    """A session whose engine evolves softmax over stand-ins (an instant evaluator and a
+    streaming scripted mutator); ``memory="library"`` attaches the real advice library
+    (``EVOTUI_HOME``). Importable by ``python -m evotui.tui.host --factory``."""
+    task = resolve_task(SAMPLES / "softmax")
+    evaluator = InstantEvaluator(eval_delay, lanes)
+    mut = mutator or (BrokenMutator() if broken else StreamingMutator(delay, chunks))
+    hook = None
+    if memory == "library":
+        from evotui.memory.hook import MemoryHook
+        from evotui.memory.store import AdviceStore
+
+        hook = MemoryHook(AdviceStore(), k=3)
+    rd = RunDir(Path(run_dir))
+    engine = Engine(task, evaluator, mut, EngineConfig(iterations=iterations, **(config or {})),
+                    seed_source=SOFTMAX_SEED, memory=hook, run_dir=rd)
+    return Session(engine, evaluator, rd, RunOptions(task=str(task.path)), mut.name,
+                   owns_evaluator=False)
+
+
+def stand_in_process(run_dir: Path, **kwargs: Any) -> EngineProcess:
+    """The engine host process over ``stand_in_session(run_dir, **kwargs)``."""
+    return EngineProcess(factory="tests.tui_helpers:stand_in_session",
+                         factory_kwargs={"run_dir": str(run_dir), **kwargs},
+                         env={"PYTHONPATH": str(ROOT)})
+
+
+def stand_in_runner(run_dir: Path, **kwargs: Any) -> tuple[EngineRunner, dict[str, Any]]:
+    """The same engine on a thread of this process (``EngineRunner``); returns the runner
+    and, once started, its parts."""
     parts: dict[str, Any] = {}
 
     async def setup() -> Session:
-        task = resolve_task(SAMPLES / "softmax")
-        evaluator = InstantEvaluator(eval_delay, lanes)
-        mut = mutator or StreamingMutator(delay)
-        hook = None
-        if memory == "library":
-            from evotui.memory.hook import MemoryHook
-            from evotui.memory.store import AdviceStore
-
-            hook = MemoryHook(AdviceStore(), k=3)
-        elif memory is not None:
-            hook = memory
-        rd = RunDir(run_dir)
-        engine = Engine(task, evaluator, mut, EngineConfig(iterations=iterations,
-                                                           **(config or {})),
-                        seed_source=SOFTMAX_SEED, memory=hook, run_dir=rd)
-        parts.update(engine=engine, evaluator=evaluator, mutator=mut, memory=hook, run_dir=rd)
-        return Session(engine, evaluator, rd, RunOptions(task=str(task.path)), mut.name,
-                       owns_evaluator=False)
+        session = await stand_in_session(str(run_dir), **kwargs)
+        parts.update(engine=session.engine, mutator=session.engine.mutator)
+        return session
 
     return EngineRunner(setup), parts

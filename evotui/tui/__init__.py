@@ -2,14 +2,31 @@
 the engine runs, steered from the keyboard.
 
 - ``feed``: the engine subscriber that folds events into immutable frames (no Textual);
-- ``runner``: the engine on its own thread, and what the UI may ask of it (no Textual);
+- ``process`` / ``host``: the engine in a child process, and that child (no Textual);
+  ``runner``: the engine on a thread instead; ``controller``: what the app asks of either;
 - ``app``: the app (``create_app``) and its key bindings; ``app.tcss`` its layout;
-- one module per panel (``status``, ``population``, ``fitness``, ``advice``, ``diff``,
-  ``llm``), ``screens/`` for the forms, ``commands`` for the palette;
+- one module per panel (``status``, ``population`` on ``table``, ``fitness`` on ``chart``,
+  ``advice``, ``diff``, ``llm``), ``screens/`` for the forms, ``commands`` for the palette;
 - ``launch``: ``run_tui(options)``, what ``evotui TASK`` and ``evotui run TASK`` call.
+
+Importing this package does not import Textual (the engine's host process imports
+``evotui.tui.host`` and must stay light); ``create_app`` and ``run_tui`` load it on use.
 """
 
-from evotui.tui.app import EvotuiApp, create_app
-from evotui.tui.launch import run_tui
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["EvotuiApp", "create_app", "run_tui"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("EvotuiApp", "create_app"):
+        from evotui.tui import app
+
+        return getattr(app, name)
+    if name == "run_tui":
+        from evotui.tui.launch import run_tui
+
+        return run_tui
+    raise AttributeError(f"module 'evotui.tui' has no attribute {name!r}")

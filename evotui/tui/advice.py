@@ -8,8 +8,10 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
+from evotui.tui.pacing import Paced
 from evotui.tui.views import AdviceItem, AdviceView
 
+REDRAW_S = 0.5
 STATUS_STYLES = {"accepted": "green", "vetoed": "red strike", "authored": "cyan",
                  "proposed": "yellow"}
 TEXT_CHARS = 200
@@ -27,43 +29,43 @@ def _cells(item: AdviceItem) -> dict[str, Text]:
 
 
 class AdvicePanel(DataTable):
+    """Rows keyed by slot ("0".."4"): a new retrieval rewrites the cells in place (removing
+    rows costs a layout pass); ``highlighted_id`` maps the cursor back to the advice id."""
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
         self.border_title = "Advice"
         self.border_subtitle = "none retrieved yet"
-        self._items: dict[str, AdviceItem] = {}
+        self._slots: list[AdviceItem] = []
+        self.show = Paced(self, REDRAW_S, self._show)
 
     def on_mount(self) -> None:
         for key in ("status", "win", "text", "id"):
             self.add_column(key, key=key)
 
-    def show(self, view: AdviceView) -> None:
-        keep = self.highlighted_id
-        new_ids = [a.id for a in view.items]
-        for gone in [k for k in self._items if k not in new_ids]:
-            self.remove_row(gone)
-            del self._items[gone]
-        for item in view.items:
+    def _show(self, view: AdviceView) -> None:
+        items = list(view.items)
+        while len(self._slots) > len(items):
+            self.remove_row(str(len(self._slots) - 1))
+            self._slots.pop()
+        for n, item in enumerate(items):
             cells = _cells(item)
-            if item.id not in self._items:
-                self.add_row(*cells.values(), key=item.id)
-            elif self._items[item.id] != item:
+            if n >= len(self._slots):
+                self.add_row(*cells.values(), key=str(n))
+                self._slots.append(item)
+            elif self._slots[n] != item:
                 for key, value in cells.items():
-                    self.update_cell(item.id, key, value, update_width=True)
-            self._items[item.id] = item
-        if keep in self._items:
-            self.move_cursor(row=self.get_row_index(keep), scroll=False)
-        self.border_subtitle = (f"for {view.candidate_id} · a accept · v veto" if view.items
+                    self.update_cell(str(n), key, value, update_width=True)
+                self._slots[n] = item
+        self.border_subtitle = (f"for {view.candidate_id} · a accept · v veto" if items
                                 else "none retrieved")
 
     def item(self, advice_id: str) -> AdviceItem | None:
-        return self._items.get(advice_id)
+        return next((a for a in self._slots if a.id == advice_id), None)
 
     @property
     def highlighted_id(self) -> str | None:
-        if not self.row_count or self.cursor_row < 0:
+        row = self.cursor_row
+        if not self._slots or not 0 <= row < len(self._slots):
             return None
-        try:
-            return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-        except Exception:
-            return None
+        return self._slots[row].id

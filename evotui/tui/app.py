@@ -9,6 +9,7 @@ reading a candidate's code, exporting) runs in a worker thread.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -25,13 +26,13 @@ from textual.widgets import Footer
 from evotui.engine.events import Hint, PinParent, Stop
 from evotui.tui.advice import AdvicePanel
 from evotui.tui.commands import EvotuiCommands
+from evotui.tui.controller import Controller, NothingToExport
 from evotui.tui.diff import DiffPanel
 from evotui.tui.feed import EventFeed
 from evotui.tui.fitness import FitnessChart
 from evotui.tui.llm import LLMPanel
 from evotui.tui.messages import EngineFinished
 from evotui.tui.population import PopulationTable
-from evotui.tui.runner import Controller, NothingToExport
 from evotui.tui.screens import CandidateScreen, ConfirmQuitScreen, HintScreen, NewAdviceScreen
 from evotui.tui.status import StatusLine
 from evotui.tui.views import Frame, Notice, StatusView
@@ -92,6 +93,17 @@ class EvotuiApp(App[int]):
         self.query_one(PopulationTable).focus()
         self.tick()
         self.set_interval(1 / self.refresh_hz, self.tick, name="refresh")
+        self._freeze_heap()
+        self.set_timer(3.0, self._freeze_heap)
+
+    def _freeze_heap(self) -> None:
+        """Move what is alive now (modules, widgets, the engine's setup) out of the garbage
+        collector's sight. Rendering makes reference cycles (Textual's strips and their
+        caches) at a steady rate, so full collections come every second or two, and each
+        one walks every tracked object: 150–250 ms for this process's ~200,000 objects,
+        enough to stall the event loop. Frozen, they walk only what was made since."""
+        gc.collect()
+        gc.freeze()
 
     def on_resize(self, event: Resize) -> None:
         self._set_narrow(event.size.width)
@@ -120,6 +132,8 @@ class EvotuiApp(App[int]):
 
     def tick(self) -> None:
         """Take one frame from the feed and draw it (the 10 Hz timer)."""
+        if len(self.screen_stack) > 1:
+            return  # a form is open: the feed keeps what changes until it closes
         try:
             frame = self.feed.take()
             if frame is not None:
@@ -182,11 +196,15 @@ class EvotuiApp(App[int]):
             last = [x for x in error.splitlines() if x.strip()][-1]
             self.notify(f"engine stopped with an error: {last}", severity="error", timeout=30)
         if self.quitting:
-            self.exit(self.exit_code())
+            self._leave()
 
     def exit_code(self) -> int:
         failed = self.status.outcome == "failed" or getattr(self.controller, "error", None)
         return 1 if failed else 0
+
+    def _leave(self) -> None:
+        code = self.exit_code()
+        self.exit(code, return_code=code)
 
     # ---- actions -----------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -234,8 +252,9 @@ class EvotuiApp(App[int]):
             if what == "author":
                 fields = {k: v for k, v in data.items() if k != "text"}
                 advice = c.author_advice(data["text"], **fields)
-                message = f"Advice {getattr(advice, 'id', '')} saved to the library; it can " \
-                          "be offered from the next prompt on."
+                aid = advice.get("id") if isinstance(advice, dict) else getattr(advice, "id", "")
+                message = f"Advice {aid} saved to the library; it can be offered from the " \
+                          "next prompt on."
             elif what == "accept":
                 c.accept_advice(data["id"])
                 self.feed.mark_advice(data["id"], "accepted")
@@ -322,7 +341,7 @@ class EvotuiApp(App[int]):
             self.notify("Stopping now.", timeout=3)
             return
         if not c.running:
-            self.exit(self.exit_code())
+            self._leave()
             return
         s = self.status
         self.push_screen(ConfirmQuitScreen(
@@ -334,7 +353,7 @@ class EvotuiApp(App[int]):
             return
         self.quitting = True
         if not self.controller.send(Stop(STOP_GRACE_S)):  # it ended meanwhile
-            self.exit(self.exit_code())
+            self._leave()
             return
         self.notify(f"Stopping: evaluations in flight get {STOP_GRACE_S:g} s, then the report "
                     "is written (q again: stop now).", timeout=10)

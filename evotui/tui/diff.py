@@ -10,8 +10,10 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from evotui.tui.pacing import Paced
 from evotui.tui.views import CandidateRow
 
+REDRAW_S = 0.25  # highlighting a diff costs; while candidates stream in, a few a second
 MAX_DIFF_CHARS = 60_000
 
 
@@ -28,15 +30,17 @@ class DiffPanel(VerticalScroll):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.border_title = "Diff"
-        self.can_focus = False
         self._shown: tuple[str, int, str] | None = None
+        self._paced = Paced(self, REDRAW_S, self._show)
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("no candidate yet", style="dim"), id="diff-body", expand=True)
 
     def show(self, row: CandidateRow | None) -> None:
-        if row is None:
-            return
+        if row is not None:
+            self._paced(row)
+
+    def _show(self, row: CandidateRow) -> None:
         key = (row.id, len(row.diff), row.status)
         if key == self._shown:
             return

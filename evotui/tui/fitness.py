@@ -10,7 +10,10 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from evotui.tui.chart import BEST, EVAL, REF_COMPILE, REF_EAGER, REJECTED, plot, y_format
+from evotui.tui.pacing import Paced
 from evotui.tui.views import FitnessView
+
+REDRAW_S = 0.5  # the chart is redrawn at most twice a second
 
 LAYER_STYLES = {
     REJECTED: Style(color="red"),
@@ -25,7 +28,7 @@ AXIS = Style(color="bright_black")
 def legend(view: FitnessView) -> str:
     what = ("speedup vs eager, higher is better" if view.metric == "speedup"
             else "interpreter wall time, lower is better")
-    parts = [what, "[bright_green]━ best[/]", "[bright_blue]⠂ eval[/]", "[red]⠂ rejected[/]"]
+    parts = [what, "[green]━ best[/]", "[blue]⠂ eval[/]", "[red]⠂ rejected[/]"]
     for name, value in view.refs:
         colour = "yellow" if name == "eager" else "magenta"
         parts.append(f"[{colour}]┄ {name} {y_format(view.metric, value)}[/]")
@@ -39,8 +42,9 @@ class FitnessChart(Widget):
         self.view: FitnessView | None = None
         self._strips: list[Strip] = []
         self._built_for: tuple[int, Size] | None = None
+        self.show = Paced(self, REDRAW_S, self._show)
 
-    def show(self, view: FitnessView) -> None:
+    def _show(self, view: FitnessView) -> None:
         self.view = view
         self.border_subtitle = legend(view)
         self._built_for = None

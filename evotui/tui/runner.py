@@ -1,9 +1,11 @@
-"""The engine on its own thread, and what the UI may ask of it.
+"""The engine on a thread of the UI's process (``EVOTUI_ENGINE=thread``; the default is a
+child process, see ``evotui.tui.process``).
 
-Why a thread and not an async worker in the app's loop: the engine's own work between awaits
-(population bookkeeping, diffs, building checkpoints of thousands of candidates) would then
-run between the UI's frames; on its own loop it can take what it needs while the UI keeps
-its 10 Hz refresh. The two meet only through thread-safe doors:
+On its own thread and loop the engine never waits for the UI, and the UI never waits for
+it; but they share the GIL and the garbage collector. With thousands of candidates the
+engine's checkpoints (every candidate through ``asdict`` and ``json.dumps``: ~280 ms at
+5,000) hold the GIL long enough to stall the UI's frames, which is why the default is a
+process. The two meet only through thread-safe doors:
 
 - events: the engine calls the feed on a subscriber thread (``EventFeed.on_event``);
 - commands: ``Engine.send`` (thread-safe) for pause/resume/stop/hint/pin;
@@ -28,66 +30,25 @@ import logging
 import threading
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from evotui.engine.events import Command, Event, Pause, Resume, Stop
 from evotui.engine.loop import Engine, RunResult
 from evotui.engine.session import Session, SetupError
+from evotui.tui.controller import (
+    CandidateInfo,
+    NothingToExport,
+    advice_defaults,
+    advice_hook,
+    best_program,
+    candidate_info,
+    library_hook,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 CALL_TIMEOUT_S = 30.0
-
-
-class NothingToExport(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class CandidateInfo:
-    """A candidate as the details screen shows it (a copy: safe on any thread)."""
-
-    id: str
-    source: str
-    status: str
-    parent_id: str | None = None
-    reason: str | None = None
-    message: str | None = None
-    metrics: dict[str, Any] = field(default_factory=dict)
-    lineage: tuple[str, ...] = ()
-
-
-class Controller(Protocol):
-    """What the app needs from a run. ``EngineRunner`` is the real one; tests may stand in.
-    The blocking methods are called from worker threads, never on the UI's loop."""
-
-    @property
-    def running(self) -> bool: ...
-
-    @property
-    def paused(self) -> bool: ...
-
-    @property
-    def stopping(self) -> bool: ...
-
-    @property
-    def run_dir(self) -> Path | None: ...
-
-    def send(self, command: Command) -> bool: ...
-
-    def add_finished_callback(self, fn: Callable[[], None]) -> None: ...
-
-    def candidate(self, cid: str) -> CandidateInfo | None: ...
-
-    def export_best(self) -> tuple[str, Path]: ...
-
-    def accept_advice(self, advice_id: str) -> Any: ...
-
-    def veto_advice(self, advice_id: str) -> Any: ...
-
-    def author_advice(self, text: str, **fields: Any) -> Any: ...
 
 
 class EngineRunner:
@@ -240,72 +201,28 @@ class EngineRunner:
 
     def candidate(self, cid: str) -> CandidateInfo | None:
         engine = self.engine
-        if engine is None:
-            return None
-
-        def read() -> CandidateInfo | None:
-            from evotui.engine.report import lineage
-
-            pop = engine.population
-            if cid not in pop:
-                return None
-            c = pop.get(cid)
-            metrics = {
-                "time_ms": c.time_ms, "spread_pct": c.extra.get("spread_pct"),
-                "speedup_eager": c.speedup_eager, "speedup_compile": c.speedup_compile,
-                "roofline_pct": c.roofline_pct, "interpreter": c.extra.get("interpreter"),
-                "timing_method": c.extra.get("timing_method"), "wall_s": c.extra.get("wall_s"),
-                "island": c.island, "generation": c.generation, "mutator": c.mutator,
-                "model": c.model, "description": c.description,
-                "advice_ids": list(c.advice_ids),
-            }
-            return CandidateInfo(c.id, c.source, c.status, c.parent_id, c.reason, c.message,
-                                 metrics, tuple(x.id for x in lineage(engine, c)))
-
-        return self.call(read)
+        return None if engine is None else self.call(lambda: candidate_info(engine, cid))
 
     def export_best(self) -> tuple[str, Path]:
         """Write the best program so far to ``best.py`` in the run directory: (id, path)."""
         engine = self.engine
         if engine is None or self.session is None:
             raise NothingToExport("the run has not started")
-
-        def build() -> tuple[str, str]:
-            from evotui.engine import report as reporting
-
-            best = engine.best
-            if best is None:
-                raise NothingToExport("no accepted candidate yet")
-            return best.id, reporting.best_file(engine.report(), best.source)
-
-        best_id, text = self.call(build)
+        best_id, text = self.call(lambda: best_program(engine))
         self.session.run_dir.write_best(text)
         return best_id, self.session.run_dir.path / "best.py"
 
     # ---- advice (blocking: call from a worker thread) ----------------------------------------
     def advice_defaults(self) -> dict[str, str]:
-        """What the New advice form starts with: this task's kind and tags, this GPU's arch."""
-        engine = self.engine
-        if engine is None:
-            return {}
-        meta = engine.task.meta
-        return {"kind": meta.kind or "general", "tags": ", ".join(meta.tags),
-                "arch": str(engine.device_info.get("arch") or "")}
+        return advice_defaults(self.engine) if self.engine is not None else {}
 
     def _memory(self, method: str) -> Any:
-        engine = self.engine
-        hook = engine.memory if engine is not None else None
-        if hook is not None and callable(getattr(hook, method, None)):
+        hook = advice_hook(self.engine, method)
+        if hook is not None:
             return hook
         with self._memory_lock:
             if self._fallback_memory is None:
-                if self._memory_fallback is not None:
-                    self._fallback_memory = self._memory_fallback()
-                else:
-                    from evotui.memory.hook import MemoryHook
-                    from evotui.memory.store import AdviceStore
-
-                    self._fallback_memory = MemoryHook(AdviceStore(), k=0)
+                self._fallback_memory = (self._memory_fallback or library_hook)()
             return self._fallback_memory
 
     def accept_advice(self, advice_id: str) -> Any:

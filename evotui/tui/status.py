@@ -53,12 +53,21 @@ class StatusLine(Static):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("", **kwargs)  # type: ignore[arg-type]
-        self._shown: tuple[StatusView, str] | None = None
+        self._shown: tuple[StatusView, str, int] | None = None
+        self._lines = 0
         self.state = "starting…"
+        self.text = ""  # what it shows, as plain text
 
     def show(self, status: StatusView, state: str) -> None:
-        if self._shown == (status, state):
+        width = max(1, self.content_region.width or self.app.size.width - 2)
+        if self._shown == (status, state, width):
             return
-        self._shown = (status, state)
+        self._shown = (status, state, width)
         self.state = state
-        self.update(render_status(status, state))
+        text = render_status(status, state)
+        self.text = text.plain
+        lines = len(text.wrap(self.app.console, width))
+        if lines != self._lines:  # a layout pass only when the height changes
+            self._lines = lines
+            self.styles.height = lines
+        self.update(text, layout=False)

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from evotui.tui.runner import CandidateInfo
+from evotui.tui.controller import CandidateInfo
 from evotui.tui.views import CandidateRow, fmt_pct, fmt_time, fmt_x, status_cell
 
 

@@ -1,0 +1,300 @@
+"""The engine's host process for the TUI: ``python -m evotui.tui.host``.
+
+The TUI runs the engine in this child process so that nothing the engine does (its
+checkpoints walk every candidate, its garbage, its CPU) can stall the UI's event loop: they
+share neither a GIL nor a garbage collector. They talk in JSON lines:
+
+child → UI (stdout; everything else the child prints goes to stderr, then ``engine.log``):
+    {"kind": ..., ...}                            an engine event (``Event.to_dict()``)
+    {"host": "ready", "run_dir", "notes", "advice_defaults", "backend"}
+    {"host": "setup_error", "message"}            the run could not start (exit code 2)
+    {"host": "state", "paused", "stopping"}       whenever either changes
+    {"host": "reply", "id", "ok", "value" | "error", "type"}
+    {"host": "finished", "outcome", "message", "error", "summary"}   the run is over
+UI → child (stdin):
+    {"op": "command", "command": {"kind": "pause", ...}}     into the engine's inbox
+    {"op": "call", "id", "fn", "args", "kwargs"}   candidate, export_best, accept_advice,
+                                                   veto_advice, author_advice
+    {"op": "bye"} or end of input: stop the run if it is still going (in-flight evaluations
+                                   get a few seconds), write the report, exit.
+
+The child stays up after the run ends, serving calls (export, details, advice) until the UI
+says bye. ``--factory module:function`` builds the session from ``--factory-kwargs`` instead
+of ``--options`` (tests and benchmarks use stand-ins this way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import importlib
+import json
+import logging
+import os
+import queue
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import IO, Any
+
+from evotui.engine import events as ev
+from evotui.engine.session import RunOptions, Session, SetupError, open_session
+from evotui.tui.controller import (
+    NothingToExport,
+    advice_defaults,
+    advice_hook,
+    advice_summary,
+    best_program,
+    candidate_info,
+    library_hook,
+)
+
+log = logging.getLogger(__name__)
+STATE_POLL_S = 0.05
+BYE_GRACE_S = 5.0
+
+COMMAND_TYPES: dict[str, type[ev.Command]] = {
+    cls.kind: cls for cls in (ev.Pause, ev.Resume, ev.Stop, ev.Hint, ev.PinParent,
+                              ev.AcceptAdvice, ev.VetoAdvice, ev.AuthorAdvice)}
+
+
+def command_to_dict(cmd: ev.Command) -> dict[str, Any]:
+    return {"kind": cmd.kind, **dataclasses.asdict(cmd)}
+
+
+def command_from_dict(data: dict[str, Any]) -> ev.Command:
+    cls = COMMAND_TYPES[data["kind"]]
+    known = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in known})
+
+
+class Writer:
+    """One thread writes every line, so neither the engine's loop nor its subscriber thread
+    ever waits on the pipe."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.q: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name="evotui-host-writer", daemon=True)
+        self.thread.start()
+
+    def put(self, obj: dict[str, Any]) -> None:
+        self.q.put(json.dumps(obj, default=str, separators=(",", ":")))
+
+    def event(self, event: ev.Event) -> None:
+        self.q.put(event.to_json())
+
+    def _run(self) -> None:
+        while (line := self.q.get()) is not None:
+            try:
+                self.out.write(line + "\n")
+                self.out.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                return
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.thread.join(10)
+
+
+class Host:
+    def __init__(self, setup: Callable[[], Awaitable[Session]], writer: Writer) -> None:
+        self.setup = setup
+        self.w = writer
+        self.session: Session | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.run_task: asyncio.Task[Any] | None = None
+        self.bye = asyncio.Event()
+        self.stopping = False
+        self._state: tuple[bool, bool] | None = None
+        self._library: Any = None
+
+    async def main(self) -> int:
+        self.loop = asyncio.get_running_loop()
+        try:
+            self.session = await self.setup()
+        except SetupError as e:
+            self.w.put({"host": "setup_error", "message": str(e)})
+            return 2
+        except Exception as e:
+            log.exception("setup failed")
+            self.w.put({"host": "setup_error", "message": f"{type(e).__name__}: {e}"})
+            return 1
+        session = self.session
+        engine = session.engine
+        _log_to(session.run_dir.path / "engine.log")
+        engine.subscribe(self.w.event)
+        self.w.put({"host": "ready", "run_dir": str(session.run_dir.path),
+                    "notes": list(session.notes), "advice_defaults": advice_defaults(engine),
+                    "backend": getattr(session.options, "backend", None) or "triton"})
+        threading.Thread(target=self._read_stdin, name="evotui-host-reader", daemon=True).start()
+        poll = asyncio.create_task(self._poll_state())
+        error = None
+        self.run_task = asyncio.create_task(engine.run())
+        try:
+            result = await self.run_task
+            outcome, message, report = result.outcome, result.message, result.report
+        except BaseException:  # noqa: BLE001 - the UI shows it; the process carries on serving
+            error = traceback.format_exc(limit=8)
+            log.error("engine failed:\n%s", error)
+            outcome, message, report = "failed", "engine error", None
+        try:
+            await session.aclose()
+        except Exception:
+            log.exception("closing the session failed")
+        summary = []
+        if report is not None:
+            from evotui.engine.report import best_summary
+
+            summary = [f"{outcome}: {message}", f"best {best_summary(report)}"]
+        self._emit_state(force=True)
+        self.w.put({"host": "finished", "outcome": outcome, "message": message, "error": error,
+                    "summary": summary})
+        await self.bye.wait()
+        poll.cancel()
+        return 1 if outcome == "failed" else 0
+
+    # ---- state --------------------------------------------------------------------------------
+    def _emit_state(self, force: bool = False) -> None:
+        engine = self.session.engine if self.session else None
+        running = self.run_task is not None and not self.run_task.done()
+        state = (bool(engine is not None and running and engine.paused),
+                 self.stopping and running)
+        if force or state != self._state:
+            self._state = state
+            self.w.put({"host": "state", "paused": state[0], "stopping": state[1]})
+
+    async def _poll_state(self) -> None:
+        while True:
+            self._emit_state()
+            await asyncio.sleep(STATE_POLL_S)
+
+    # ---- input --------------------------------------------------------------------------------
+    def _read_stdin(self) -> None:
+        assert self.loop is not None
+        for line in sys.stdin:
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            self.loop.call_soon_threadsafe(self._handle, msg)
+            if msg.get("op") == "bye":
+                return
+        self.loop.call_soon_threadsafe(self._handle, {"op": "bye"})
+
+    def _handle(self, msg: dict[str, Any]) -> None:
+        op = msg.get("op")
+        if op == "command":
+            self._command(command_from_dict(msg["command"]))
+        elif op == "call":
+            asyncio.get_running_loop().create_task(self._call(msg))
+        elif op == "bye":
+            asyncio.get_running_loop().create_task(self._bye())
+
+    def _command(self, cmd: ev.Command) -> None:
+        if self.run_task is None or self.run_task.done() or self.session is None:
+            return
+        if isinstance(cmd, ev.Stop):
+            self.stopping = True
+        self.session.engine.send(cmd)
+
+    async def _bye(self) -> None:
+        if self.run_task is not None and not self.run_task.done():
+            self._command(ev.Stop(BYE_GRACE_S))
+            await asyncio.wait({self.run_task})
+        self.bye.set()
+
+    async def _call(self, msg: dict[str, Any]) -> None:
+        reply: dict[str, Any] = {"host": "reply", "id": msg.get("id")}
+        try:
+            fn = getattr(self, f"call_{msg['fn']}")
+            value = await fn(*msg.get("args", ()), **msg.get("kwargs", {}))
+            reply.update(ok=True, value=value)
+        except Exception as e:
+            if not isinstance(e, NothingToExport | KeyError | ValueError):
+                log.exception("call %s failed", msg.get("fn"))
+            reply.update(ok=False, error=str(e), type=type(e).__name__)
+        self.w.put(reply)
+
+    # ---- calls (on the engine's loop) ---------------------------------------------------------
+    async def call_candidate(self, cid: str) -> dict[str, Any] | None:
+        assert self.session is not None
+        info = candidate_info(self.session.engine, cid)
+        return info.to_dict() if info is not None else None
+
+    async def call_export_best(self) -> dict[str, Any]:
+        assert self.session is not None
+        best_id, text = best_program(self.session.engine)
+        await asyncio.to_thread(self.session.run_dir.write_best, text)
+        return {"id": best_id, "path": str(self.session.run_dir.path / "best.py")}
+
+    def _memory(self, method: str) -> Any:
+        hook = advice_hook(self.session.engine if self.session else None, method)
+        if hook is None:
+            if self._library is None:
+                self._library = library_hook()
+            hook = self._library
+        return getattr(hook, method)
+
+    async def call_accept_advice(self, advice_id: str) -> dict[str, Any]:
+        return advice_summary(await asyncio.to_thread(self._memory("accept"), advice_id))
+
+    async def call_veto_advice(self, advice_id: str) -> dict[str, Any]:
+        return advice_summary(await asyncio.to_thread(self._memory("veto"), advice_id))
+
+    async def call_author_advice(self, text: str, **fields: Any) -> dict[str, Any]:
+        return advice_summary(await asyncio.to_thread(self._memory("author"), text, **fields))
+
+
+def _log_to(path: Any) -> None:
+    """Route this process's stderr (and logging) to ``engine.log`` in the run directory."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError:
+        return
+    sys.stderr.flush()
+    os.dup2(fd, 2)
+    os.dup2(fd, 1)
+    os.close(fd)
+
+
+def _factory(spec: str, kwargs: dict[str, Any]) -> Callable[[], Awaitable[Session]]:
+    module, _, name = spec.partition(":")
+    fn = getattr(importlib.import_module(module), name)
+    return lambda: fn(**kwargs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m evotui.tui.host")
+    ap.add_argument("--options", default="{}", help="RunOptions as JSON")
+    ap.add_argument("--factory", default=None, help="module:function building the session")
+    ap.add_argument("--factory-kwargs", default="{}")
+    args = ap.parse_args(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the UI decides when to stop
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # a stray print must not corrupt the protocol
+    sys.stdout = sys.stderr
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("evotui").setLevel(logging.INFO)
+    if args.factory:
+        setup = _factory(args.factory, json.loads(args.factory_kwargs))
+    else:
+        options = RunOptions(**json.loads(args.options))
+
+        def setup() -> Awaitable[Session]:
+            return open_session(options)
+
+    writer = Writer(proto)
+    try:
+        code = asyncio.run(Host(setup, writer).main())
+    finally:
+        writer.close()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
