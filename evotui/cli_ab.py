@@ -97,6 +97,9 @@ def ab(task: Path, learn: Path | None, seeds: int, iterations: int,
     from evotui import ab as experiment
     from evotui import config
     from evotui.engine.session import SetupError
+    from evotui.memory.atomic import CorruptLibrary
+    from evotui.memory.store import AdviceError
+    from evotui.task import TaskError
 
     if out is None:
         out = config.home() / "ab" / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -122,7 +125,7 @@ def ab(task: Path, learn: Path | None, seeds: int, iterations: int,
         runner = experiment.ABRunner(spec, pool, lambda line: status.update(line))
         try:
             data = asyncio.run(_run(runner))
-        except SetupError as e:
+        except (SetupError, TaskError, AdviceError, CorruptLibrary) as e:
             _fail(str(e))
         finally:
             close = getattr(pool, "close", None)

@@ -116,7 +116,8 @@ def _fallback(m: Mutation) -> Advice | None:
 
 def distilled_children(store: AdviceStore) -> set[tuple[str, str]]:
     """(run, child id) of every mutation the library already learned from."""
-    return {(p.run, p.child) for a in store.all() for p in a.provenance if p.run and p.child}
+    return {(p["run"], p["child"]) for d in store.snapshot().docs
+            for p in d.get("provenance") or () if p.get("run") and p.get("child")}
 
 
 async def distill_mutations(
