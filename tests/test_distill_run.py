@@ -177,3 +177,41 @@ def test_learned_advice_steers_the_param_mutator_and_is_counted(softmax_task, tm
     store.veto(learned.id)
     engine, _ = param_run(softmax_task, store, tmp_path / "vetoed", iterations=4, seed=3)
     assert not any(c.advice_ids for c in engine.state.children())
+
+
+class ComparingEvaluator(FakeEvaluator):
+    """A GPU stand-in that also times parent and child interleaved, with a given result."""
+
+    def __init__(self, ab):
+        super().__init__()
+        self.ab = ab
+        self.compared = []
+
+    async def acompare(self, task, incumbent, challenger):
+        self.compared.append((incumbent, challenger))
+        return self.ab
+
+
+@pytest.mark.parametrize("significant", [True, False])
+def test_gpu_gains_are_timed_again_interleaved_before_distilling(softmax_task, tmp_path,
+                                                                  significant):
+    from evotui.eval.results import ABResult
+
+    store = AdviceStore(tmp_path / "advice.json", cold_start=False)
+    ev = ComparingEvaluator(ABResult(ok=True, gain_pct=7.0 if significant else 2.0,
+                                     threshold_pct=1.5, spread_pct=0.5,
+                                     significant=significant))
+    engine = Engine(softmax_task, ev, ParamMutatorAdapter(),
+                    EngineConfig(iterations=5, concurrency=1, memory_k=3),
+                    seed_source=SOFTMAX_SEED, memory=MemoryHook(store, k=3),
+                    run_dir=RunDir(tmp_path / "run"))
+    adv = asyncio.run(engine.run()).report["advice"]
+    (incumbent, challenger), = ev.compared
+    assert "NUM_WARPS = 8" in incumbent and "NUM_WARPS = 4" in challenger
+    if significant:
+        assert adv["interleaved_ab"] == {"confirmed": 1, "not_confirmed": 0, "unchecked": 0}
+        (a,) = store.all()
+        assert a.gain == pytest.approx(0.07) and a.text.startswith("NUM_WARPS 8→4: +7.0 % on")
+    else:
+        assert adv["interleaved_ab"] == {"confirmed": 0, "not_confirmed": 1, "unchecked": 0}
+        assert adv["proposed"] == 0 and len(store) == 0

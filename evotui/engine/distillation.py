@@ -8,6 +8,11 @@ and dtype); the library turns it into proposed advice (``MemoryHook.learn``): a 
 for tunable-only changes — also when a model made them — one sentence from the model for
 the rest, or the model's own description / the diff when no model answers.
 
+On a GPU, the largest gains are first timed again, parent and child interleaved on the
+same inputs (``EvaluatorPool.acompare``, at most ``CONFIRM_LIMIT`` of them): a gain that
+does not hold up there (not above max(1 %, 3× spread) or not above 5 %) is not distilled,
+and a confirmed one carries the interleaved figure.
+
 On Triton's CPU interpreter the times are interpreter wall times, not kernel speed. Such
 runs still distil — that is how the mechanics are tested without a GPU — but the advice is
 labelled as interpreter wall time, tagged ``interpreter``, scoped to ``arch="cpu"`` (never
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from evotui.engine.patch import diff_text
@@ -35,6 +40,8 @@ if TYPE_CHECKING:
 
 Ask = Callable[[str], Awaitable[str]]
 UNAVAILABLE = ("server_down", "model_missing")
+CONFIRM_LIMIT = 5
+_NOT_THE_CHILDS_FAULT = ("harness_error", "timeout")
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,37 @@ def successful_mutations(state: RunState, task: TaskInfo, facts: RunFacts,
     return sorted(out, key=lambda m: -m.gain)
 
 
+async def confirm(mutations: list[Mutation], state: RunState, evaluator: Any, task: TaskRef,
+                  min_gain: float = MIN_GAIN) -> tuple[list[Mutation], dict[str, int]]:
+    """Time the largest gains again, interleaved (GPU only); returns the mutations to
+    distil and counts (confirmed, not confirmed, unchecked)."""
+    stats = {"confirmed": 0, "not_confirmed": 0, "unchecked": 0}
+    compare = getattr(evaluator, "acompare", None)
+    if compare is None or evaluator.is_cpu:
+        return mutations, {}
+    pop = state.population
+    out: list[Mutation] = []
+    for i, m in enumerate(mutations):
+        r = None
+        if i < CONFIRM_LIMIT and m.parent in pop and m.child in pop:
+            try:
+                r = await compare(task, pop.get(m.parent).source, pop.get(m.child).source)
+            except Exception:
+                r = None
+        if r is None or (not r.ok and r.reason in _NOT_THE_CHILDS_FAULT):
+            stats["unchecked"] += 1
+            out.append(m)
+            continue
+        gain = (r.gain_pct or 0.0) / 100
+        if r.ok and r.significant and gain > min_gain:
+            stats["confirmed"] += 1
+            ab = f"{r.gain_pct:.1f} % (threshold {r.threshold_pct:.1f} %)"
+            out.append(replace(m, gain=gain, metrics={**m.metrics, "interleaved A/B gain": ab}))
+        else:
+            stats["not_confirmed"] += 1
+    return out, stats
+
+
 def model_ask(source: Any) -> Ask | None:
     """``ask(prompt) -> sentence`` through a model (an ``OllamaLLM``, or the run's mutator:
     MixedMutator → LLMMutator → OllamaLLM), or None when there is none. After the server
@@ -163,8 +201,10 @@ def off(why: str) -> dict[str, Any]:
 
 
 async def distill(learn: Callable[..., Awaitable[Any]], mutations: list[Mutation],
-                  ask: Ask | None, facts: RunFacts, min_gain: float = MIN_GAIN) -> dict[str, Any]:
-    """Run ``learn`` (``MemoryHook.learn``) and describe the outcome for ``report.json``."""
+                  ask: Ask | None, facts: RunFacts, min_gain: float = MIN_GAIN,
+                  checked: dict[str, int] | None = None) -> dict[str, Any]:
+    """Run ``learn`` (``MemoryHook.learn``) and describe the outcome for ``report.json``
+    (``checked``: the counts of ``confirm``)."""
     from evotui.memory.learn import DistillSummary
 
     summary = DistillSummary()
@@ -183,6 +223,8 @@ async def distill(learn: Callable[..., Awaitable[Any]], mutations: list[Mutation
         **{k: d[k] for k in ("eligible", "already", "failed", "by_method", "llm_calls",
                              "items")},
     }
+    if checked:
+        out["interleaved_ab"] = checked
     if why:
         out["why"] = why
     if facts.interpreter:
@@ -206,9 +248,11 @@ async def after_run(engine: Engine) -> dict[str, Any]:
                      arch=engine.device_info.get("arch"), interpreter=engine.evaluator.is_cpu)
     info = await asyncio.to_thread(task_info, engine.task, facts.interpreter)
     mutations = successful_mutations(engine.state, info, facts, cfg.distill_min_gain)
+    mutations, checked = await confirm(mutations, engine.state, engine.evaluator, engine.task,
+                                       cfg.distill_min_gain)
     return await distill(learn, mutations, model_ask(engine.mutator), facts,
-                         cfg.distill_min_gain)
+                         cfg.distill_min_gain, checked)
 
 
-__all__ = ["RunFacts", "after_run", "distill", "model_ask", "successful_mutations",
-           "task_info"]
+__all__ = ["RunFacts", "after_run", "confirm", "distill", "model_ask",
+           "successful_mutations", "task_info"]
