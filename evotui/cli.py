@@ -47,7 +47,11 @@ def main() -> None:
                    "killed and rejected as `timeout`.")
 @click.option("--trials", type=click.IntRange(min=1, max=100), default=5, show_default=True,
               help="Correctness trials on fresh random inputs.")
-def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: float, trials: int) -> None:
+@click.option("--sanitize/--no-sanitize", default=True, show_default=True,
+              help="CUDA C candidates: run an accepted one under compute-sanitizer (memcheck) "
+                   "when the tool is installed; a memory error rejects it.")
+def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: float, trials: int,
+          sanitize: bool) -> None:
     """Check CANDIDATE against TASK and time it.
 
     The candidate runs in a worker process; its outputs are compared with the task's
@@ -74,8 +78,18 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
         with err.status(f"evaluating {candidate.name} on {where}…"):
             result = pool.evaluate(EvalRequest(task=task_ref, source=source, name=candidate.name,
                                                trials=trials, timeout_s=timeout))
+        report = pool.sanitize(task_ref, source) if sanitize and result.accepted else None
+    if report is not None and report.ran and not report.ok:
+        from dataclasses import replace
+
+        from evotui.eval.reasons import SANITIZER_ERROR
+
+        result = replace(result, accepted=False, reason=SANITIZER_ERROR, message=report.message)
+    if report is not None:
+        err.print(f"compute-sanitizer: {report.message}")
     if as_json:
-        print(json.dumps({"task": task_ref.name, "candidate": str(candidate), **result.as_dict()}))
+        print(json.dumps({"task": task_ref.name, "candidate": str(candidate), **result.as_dict(),
+                          "sanitizer": report.as_dict() if report is not None else None}))
     else:
         _print_result(task_ref.name, candidate, result)
     sys.exit(0 if result.accepted else 1)

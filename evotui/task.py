@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SEED_NAMES = ("seed.py", "seed_triton.py")
+SEED_NAMES = ("seed.py", "seed_triton.py", "seed_cuda.py")  # the first one present is the default
 _CANDIDATE_HINTS = ("seed", "candidate", "best", "new")
 
 

@@ -56,7 +56,8 @@ def _dims(exprs: tuple[Expr, ...], env: dict[str, Any], what: str, limits: tuple
 
 
 class Program:
-    """A compiled, loaded candidate and the logic that turns a call into launches."""
+    """A candidate's launch logic (pure host code, CPU-testable) and, once ``load``ed, its
+    compiled module on the current GPU."""
 
     def __init__(self, spec: CandidateSpec, task_module: Any, recorder: CudaLaunchRecorder) -> None:
         import torch
@@ -72,6 +73,15 @@ class Program:
             raise CandidateError(reasons.BAD_INTERFACE,
                                  f"{clash} are both forward arguments of Model and names the "
                                  "candidate defines")
+        missing = sorted({launch.kernel for launch in spec.launches} - set(self.signatures))
+        if missing:
+            raise CandidateError(reasons.BAD_INTERFACE, f'no `extern "C" __global__` kernel {missing}')
+        self.module: Any = None
+        self.max_shared_optin = 0
+
+    def load(self) -> None:
+        """Compile for the current GPU's architecture and load the module (worker side)."""
+        torch, spec = self.torch, self.spec
         ordinal = torch.cuda.current_device()
         major, minor = torch.cuda.get_device_capability(ordinal)
         kernel_names = sorted({launch.kernel for launch in spec.launches})
@@ -170,23 +180,24 @@ class Program:
         return _Plan(outputs, scratch, tuple(launches))
 
     # -- running -------------------------------------------------------------------------
-    def run(self, env: dict[str, Any], plan: _Plan) -> Any:
+    def run(self, env: dict[str, Any], plan: _Plan, device: Any) -> Any:
         torch = self.torch
-        device = torch.device("cuda", torch.cuda.current_device())
         seed = self.recorder.guard_seed
         buffers: dict[str, Any] = {}
         for index, (name, shape, dtype) in enumerate(plan.outputs + plan.scratch):
             zero = index >= len(plan.outputs)
             buffers[name] = self._alloc(name, shape, dtype, device, zero, seed, index)
         tensors = {**{k: v for k, v in env.items() if isinstance(v, torch.Tensor)}, **buffers}
-        stream = torch.cuda.current_stream().cuda_stream
+        # torch's current stream at call time (a CUDA-graph capture stream while timing)
+        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
         for launch in plan.launches:
             args: list[tuple[str, int | float]] = []
             for kind, value in launch.args:
                 if kind == "ptr":
                     t = tensors[value]
-                    if t.device.type != "cuda":
-                        raise RuntimeError(f"{launch.kernel}: tensor `{value}` is on {t.device}")
+                    if t.device != device:
+                        raise RuntimeError(f"{launch.kernel}: tensor `{value}` is on {t.device}, "
+                                           f"not {device}")
                     args.append(("c_void_p", t.data_ptr()))
                 else:
                     args.append((kind, value))  # type: ignore[arg-type]
@@ -248,10 +259,11 @@ def build_model_class(source: str, task_module: Any, recorder: CudaLaunchRecorde
         program = Program(spec, task_module, recorder)
     except device_code.SignatureError as e:
         raise CandidateError(reasons.BAD_INTERFACE, e.message) from None
-    return _model_class(program, task_module)
+    program.load()
+    return model_class(program, task_module)
 
 
-def _model_class(program: Program, task_module: Any) -> type:
+def model_class(program: Program, task_module: Any) -> type:
     torch = program.torch
 
     class ModelNew:
@@ -271,6 +283,14 @@ def _model_class(program: Program, task_module: Any) -> type:
             del ref
             program.check_names(set(self.values) | set(self.tensors))
             self.plans: dict[Any, _Plan] = {}
+
+        @staticmethod
+        def device(env: dict[str, Any]) -> Any:
+            """Where the call runs: its first tensor's device (inputs, then parameters)."""
+            for v in env.values():
+                if isinstance(v, torch.Tensor):
+                    return v.device
+            return torch.device("cuda", torch.cuda.current_device())
 
         def to(self, device: Any) -> ModelNew:
             self.tensors = {n: t.to(device) for n, t in self.tensors.items()}
@@ -297,7 +317,7 @@ def _model_class(program: Program, task_module: Any) -> type:
                 plan = self.plans.get(key)
                 if plan is None:
                     plan = self.plans[key] = program.plan(dict(env))
-                return program.run(env, plan)
+                return program.run(env, plan, self.device(env))
             finally:
                 program.recorder.on_exit()
 

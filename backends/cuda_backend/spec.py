@@ -123,8 +123,9 @@ def _literal_assignment(stmt: ast.stmt) -> tuple[str, Any]:
                             "constants are UPPERCASE ints)", line)
         if isinstance(value, bool) or not isinstance(value, int):
             raise SpecError(reasons.BAD_INTERFACE,
-                            f"constant `{name}` must be an int (it becomes -D{name}=... for "
-                            "NVRTC)", line)
+                            f"unknown name `{name}`: settings are {', '.join(SETTINGS)}; any "
+                            f"other UPPERCASE name is an int constant (-D{name}=... for NVRTC)",
+                            line)
     return name, value
 
 

@@ -22,7 +22,7 @@ import random
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evotui.engine import events as ev
@@ -421,7 +421,8 @@ class Engine:
             diff=diff_text(parent.source, source, parent.id, cid),
             advice_ids=tuple(child.advice_ids), parent_origin=parent.copy_of or parent.id))
         self._phase[me] = "evaluate"
-        improved = self._record(child, parent, await self._evaluate(child))
+        result = await self._sanitized(child, await self._evaluate(child))
+        improved = self._record(child, parent, result)
         generation_ends = self.evaluated % self._generation_size() == 0
         if child.advice_ids and self.memory is not None:
             try:
@@ -520,6 +521,33 @@ class Engine:
                          f"in a row (not the candidates' fault): {result.message}")
         return result
 
+    async def _sanitized(self, c: Candidate, r: EvalResult) -> EvalResult:
+        """compute-sanitizer on each would-be new best, where the evaluator offers it (CUDA C
+        candidates on a machine that has the tool): a memory error rejects the candidate."""
+        sanitize = getattr(self.evaluator, "asanitize", None)
+        best = self.best
+        if sanitize is None or not r.accepted:
+            return r
+        if best is not None:
+            probe = Candidate(id=c.id, source=c.source, time_ms=r.time_ms,
+                              extra={"spread_pct": r.spread_pct})
+            if not self.state.beats(probe, best):
+                return r
+        try:
+            report = await sanitize(self.task, c.source)
+        except Exception as e:  # the tool failing is not the candidate's fault
+            self._status(f"{c.id}: compute-sanitizer failed ({type(e).__name__}: {e})", "warning")
+            return r
+        if report is None:
+            return r
+        if not report.ran:
+            self._status(f"{c.id}: compute-sanitizer did not run: {report.message}", "warning")
+            return r
+        if report.ok:
+            self._status(f"{c.id}: compute-sanitizer: no errors ({report.seconds:.0f} s)")
+            return r
+        return replace(r, accepted=False, reason=reasons.SANITIZER_ERROR, message=report.message)
+
     async def _evaluate_seed(self) -> None:
         assert self._seed_source is not None
         seed = Candidate(id=self.population.new_id(), source=self._seed_source, mutator="seed",
@@ -528,7 +556,7 @@ class Engine:
                                         mutator="seed", model=None, description="seed", diff=""))
         self._status(f"evaluating the seed {seed.id} on {', '.join(self.evaluator.devices)}"
                      + (" (Triton interpreter)" if self.evaluator.is_cpu else ""))
-        result = await self._evaluate(seed)
+        result = await self._sanitized(seed, await self._evaluate(seed))
         self.state.seed_id = seed.id
         self._record(seed, None, result)
         if not result.accepted:

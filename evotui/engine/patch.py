@@ -15,6 +15,13 @@ import re
 from dataclasses import dataclass
 
 PROGRAM_MARK = "class ModelNew"
+# what makes a code block a whole program, per dialect: a Triton module defines ModelNew, a
+# CUDA C candidate (backends/cuda_backend) assigns CUDA_SOURCE
+PROGRAM_MARKS = (PROGRAM_MARK, "CUDA_SOURCE =")
+
+
+def _is_program(code: str) -> bool:
+    return any(mark in code for mark in PROGRAM_MARKS)
 PY_TAGS = {"", "python", "py", "python3", "py3", "triton"}
 
 _THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.IGNORECASE | re.DOTALL)
@@ -242,13 +249,13 @@ def _full_program(text: str) -> tuple[str | None, str | None]:
     blocks = _fenced_blocks(text)
     if not blocks:
         bare = text.strip()
-        if PROGRAM_MARK in bare and _syntax_error(bare) is None:
+        if _is_program(bare) and _syntax_error(bare) is None:
             return bare, None  # an unfenced program, and nothing else
         return None, "no code in the reply"
     last = blocks[-1]
-    if not last.closed and (last.lang in PY_TAGS or PROGRAM_MARK in last.code):
+    if not last.closed and (last.lang in PY_TAGS or _is_program(last.code)):
         return None, "truncated: the last code block is not closed (the answer was cut off)"
-    candidates = [b for b in blocks if b.closed and PROGRAM_MARK in b.code]
+    candidates = [b for b in blocks if b.closed and _is_program(b.code)]
     if not candidates:
         langs = sorted({b.lang or "untagged" for b in blocks})
         return None, (

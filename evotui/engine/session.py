@@ -78,7 +78,8 @@ class Session:
 
 
 async def resolve_mutator(mode: str, model: str, host: str | None, llm_timeout: float,
-                          llm_backoff: float = 1.0) -> tuple[Mutator, list[str]]:
+                          llm_backoff: float = 1.0, dialect: str = "triton"
+                          ) -> tuple[Mutator, list[str]]:
     """The mutator for ``mode``; ``auto`` probes Ollama and falls back to parameters."""
     if mode not in MUTATOR_MODES:
         raise SetupError(f"unknown mutator {mode!r} (choose from {', '.join(MUTATOR_MODES)})")
@@ -100,7 +101,7 @@ async def resolve_mutator(mode: str, model: str, host: str | None, llm_timeout: 
     elif not has_model(status, model):
         why, fix = f"model {model} is not on the Ollama server at {where}", f"`ollama pull {model}`"
     else:
-        builder = PromptBuilder(get_backend("triton").prompt_dir)
+        builder = PromptBuilder(get_backend(dialect).prompt_dir)
         llm_mutator = LLMMutator(llm, builder)
         if mode == "mixed":
             return MixedMutator(llm_mutator, ParamMutatorAdapter()), [f"model: {model} at {where}"]
@@ -149,6 +150,19 @@ async def _device_facts(evaluator: Evaluator) -> dict[str, Any]:
         return {}
 
 
+def _dialect(opts: RunOptions, task: TaskRef, seed_source: str | None) -> str:
+    """The kernel dialect of the run: its seed's (read again from disk when resuming)."""
+    from backends import backend_for_source
+
+    if seed_source is None:
+        path = Path(opts.seed) if opts.seed else task.seed_path
+        try:
+            seed_source = path.read_text() if path is not None else ""
+        except OSError:
+            seed_source = ""
+    return backend_for_source(seed_source).name
+
+
 def _task_and_seed(opts: RunOptions, resuming: bool) -> tuple[TaskRef, str | None]:
     if not opts.task:
         raise SetupError("no TASK given (a task file or folder such as sample_kernels/softmax)")
@@ -190,9 +204,11 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
 
     mode = opts.mutator or "auto"
     model = opts.model or evoconfig.DEFAULT_MODEL
+    dialect = _dialect(opts, task, seed_source)
     mutator, notes = await resolve_mutator(mode, model, opts.ollama_host,
                                            opts.llm_timeout or 300.0,
-                                           1.0 if opts.llm_backoff is None else opts.llm_backoff)
+                                           1.0 if opts.llm_backoff is None else opts.llm_backoff,
+                                           dialect)
 
     if checkpoint is not None:
         cfg = EngineConfig.from_dict(checkpoint.get("config") or {})
@@ -218,6 +234,11 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
             evaluator = EvaluatorPool(opts.device or "auto")
         except RuntimeError as e:
             raise SetupError(str(e)) from None
+    if dialect == "cuda" and evaluator.is_cpu:  # CUDA C has no CPU interpreter
+        if owns:
+            await asyncio.to_thread(getattr(evaluator, "close", lambda: None))
+        raise SetupError("the seed is a CUDA C candidate: it needs a GPU (--device cuda); "
+                         "on the CPU only Triton candidates run, in Triton's interpreter")
     facts = await _device_facts(evaluator)
     if memory is None:
         memory, note = await open_memory(cfg.memory_k, facts.get("arch"), task,

@@ -298,6 +298,13 @@ class Judge:
                 "copy_bytes_per_s": measure_copy_bandwidth(self.device),
                 "matmul_flops_per_s": measure_matmul_rate(self.device),
             }
+            # what cuda-python says (no context needed): the datasheet-style bandwidth
+            from backends.cuda_backend.device import query
+
+            cuda = query(self.device.index or 0)
+            if cuda.available:
+                self.facts["theoretical_bytes_per_s"] = cuda.bandwidth_bytes_per_s
+                self.facts["driver"] = cuda.driver_version
         return self.facts
 
     def baselines(self, req: dict[str, Any]) -> dict[str, Any]:

@@ -181,6 +181,32 @@ class EvaluatorPool:
                         spread_pct=spread, gain_pct=gain, threshold_pct=threshold,
                         significant=gain > threshold)
 
+    def sanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
+        """compute-sanitizer on a CUDA C candidate, on one lane's GPU while the lane is held
+        (``backends.cuda_backend.sanitizer``). None when it does not apply: a CPU pool,
+        another dialect, or no compute-sanitizer on this machine."""
+        from backends import backend_for_source
+
+        if self.is_cpu or backend_for_source(source).name != "cuda":
+            return None
+        from backends.cuda_backend import sanitizer
+
+        if sanitizer.find() is None:
+            return None
+        lane = self._free.get()
+        try:
+            path = lane.scratch / "sanitize.py"
+            path.write_text(source)
+            return sanitizer.run(str(task.path), str(path), gpu=lane.label.split(":")[1],
+                                 timeout_s=timeout_s)
+        finally:
+            for f in lane.scratch.iterdir():
+                f.unlink(missing_ok=True)
+            self._free.put(lane)
+
+    async def asanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
+        return await asyncio.to_thread(self.sanitize, task, source, timeout_s)
+
     def evaluate(self, request: EvalRequest) -> EvalResult:
         from backends import backend_for_source
 

@@ -53,7 +53,7 @@ rmsnorm_rows(const unsigned short* __restrict__ x, const unsigned short* __restr
 }
 """
 
-BLOCK = 256
+BLOCK = 128
 TUNABLES = {"BLOCK": [64, 128, 256, 512, 1024]}
 
 SYMBOLS = {"N": "size(x, -1)", "M": "numel(x) // N"}

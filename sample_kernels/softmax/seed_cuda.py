@@ -69,7 +69,7 @@ softmax_rows(const float* __restrict__ x, float* __restrict__ y, int n_cols, lon
 }
 """
 
-BLOCK = 256
+BLOCK = 128
 TUNABLES = {"BLOCK": [64, 128, 256, 512, 1024]}
 
 SYMBOLS = {"M": "size(x, 0)", "N": "size(x, 1)"}
