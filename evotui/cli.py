@@ -1,4 +1,5 @@
-"""The command line: ``evotui bench``, ``evotui run``, ``evotui advice``, ``evotui doctor``.
+"""The command line: ``evotui TASK`` (the TUI: ``evotui run TASK``), ``evotui bench``,
+``evotui run``, ``evotui advice``, ``evotui doctor``.
 
 Contracts (DESIGN §3): exit 0 when accepted, 1 when rejected, 2 on a usage or task error;
 with ``--json`` the last line of stdout is one JSON object.
@@ -24,12 +25,23 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class TaskFirstGroup(click.Group):
+    """``evotui TASK [OPTIONS]`` means ``evotui run TASK [OPTIONS]`` (DESIGN §3)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help",
+                                                                      "--version"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=TaskFirstGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="evotui")
 def main() -> None:
     """evotui: evolve GPU kernels with a local model, watch it live, keep what worked.
 
     \b
+    evotui TASK [OPTIONS]         the live TUI over a run (same options as `evotui run`)
     evotui bench TASK CANDIDATE   check and time one candidate (exit 0 accepted, 1 rejected)
     Tasks are KernelBench-format files or folders such as sample_kernels/softmax.
     """

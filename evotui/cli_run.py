@@ -64,9 +64,9 @@ def run(task: Path | None, seed: Path | None, headless: bool, device: str | None
         eval_timeout=eval_timeout)
     if not headless:
         try:
-            from evotui.tui import run_tui  # type: ignore[attr-defined]
-        except ImportError:
-            click.echo("The TUI is not built yet: running headless.", err=True)
+            from evotui.tui import run_tui
+        except ImportError as e:  # textual missing or broken
+            click.echo(f"The TUI cannot be loaded ({e}): running headless.", err=True)
         else:
             sys.exit(run_tui(options))
     from evotui import headless as runner
