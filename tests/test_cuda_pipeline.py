@@ -54,6 +54,23 @@ def test_the_seeds_compile_with_nvrtc(source):
 
 
 @needs_nvrtc
+def test_the_gpu_test_candidates_pass_the_rules_and_compile():
+    from backends import get_backend
+    from tests.conftest import CANDIDATES
+
+    for path in sorted((CANDIDATES / "cuda").glob("*.py")):
+        source = path.read_text()
+        if "#include" in source and not compiler.include_dirs():
+            continue  # no CUDA headers on this machine
+        issue = check_source(source)
+        if path.name.startswith("cheat_"):
+            assert issue is not None and issue.reason == "forbidden_construct", path.name
+        else:
+            assert issue is None, (path.name, issue)
+        assert get_backend("cuda").precheck(source, "sm_90") is None, path.name
+
+
+@needs_nvrtc
 def test_compile_errors_carry_nvrtcs_log_with_cuda_source_lines():
     status, log = compile_spec(BROKEN)
     assert status == "compile_error"

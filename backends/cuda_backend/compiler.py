@@ -110,7 +110,7 @@ def include_dirs() -> tuple[str, ...]:
     except (ImportError, ValueError):
         pass
     for d in candidates:
-        if (d / "cuda_fp16.h").is_file():
+        if (d / "cuda_fp16.h").is_file() and (d / "cuda_bf16.h").is_file():
             return (str(d),)  # one consistent set of headers
     return ()
 

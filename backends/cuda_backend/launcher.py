@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _MODULES: dict[tuple[str, int], LoadedModule] = {}
+DEFAULT_SHARED = 48 * 1024  # bytes of shared memory per block without opting in
 
 
 class LaunchError(RuntimeError):
@@ -51,7 +52,7 @@ class KernelHandle:
     function: Any
     max_threads: int  # per block, given its registers and __launch_bounds__
     static_shared: int  # bytes
-    dynamic_shared_allowed: int = 48 * 1024
+    dynamic_shared_set: int = 0  # MAX_DYNAMIC_SHARED_SIZE_BYTES set so far (0: the default)
 
 
 @dataclass
@@ -101,12 +102,14 @@ def launch(kernel: KernelHandle, grid: tuple[int, int, int], block: tuple[int, i
     if shared + kernel.static_shared > max_shared_optin > 0:
         raise LaunchError(f"{kernel.name}: {shared} bytes of dynamic + {kernel.static_shared} of "
                           f"static shared memory exceed the device's {max_shared_optin} per block")
-    if shared > kernel.dynamic_shared_allowed:
+    if shared + kernel.static_shared > DEFAULT_SHARED and shared > kernel.dynamic_shared_set:
+        # above 48 KiB per block a kernel must opt in (set once, outside any graph capture:
+        # the trials run every shape before timing does)
         _ok(driver.cuFuncSetAttribute(
             kernel.function,
             driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
-        kernel.dynamic_shared_allowed = shared
+        kernel.dynamic_shared_set = shared
     values = [CTYPES[ctype](value) for ctype, value in args]
     pointers = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
     params = ctypes.addressof(pointers) if values else 0
