@@ -94,7 +94,6 @@ def launch(kernel: KernelHandle, grid: tuple[int, int, int], block: tuple[int, i
            shared: int, stream: int, args: list[tuple[str, int | float]],
            max_shared_optin: int) -> None:
     """Enqueue one launch. ``args`` are (ctypes name, value) pairs, pointers as c_void_p."""
-    driver = _driver()
     threads = block[0] * block[1] * block[2]
     if threads > kernel.max_threads:
         raise LaunchError(f"{kernel.name}: a block of {threads} threads, but this kernel allows at "
@@ -102,6 +101,7 @@ def launch(kernel: KernelHandle, grid: tuple[int, int, int], block: tuple[int, i
     if shared + kernel.static_shared > max_shared_optin > 0:
         raise LaunchError(f"{kernel.name}: {shared} bytes of dynamic + {kernel.static_shared} of "
                           f"static shared memory exceed the device's {max_shared_optin} per block")
+    driver = _driver()
     if shared + kernel.static_shared > DEFAULT_SHARED and shared > kernel.dynamic_shared_set:
         # above 48 KiB per block a kernel must opt in (set once, outside any graph capture:
         # the trials run every shape before timing does)
