@@ -169,10 +169,16 @@ def trim_log(log: str, limit: int = MAX_LOG_CHARS) -> str:
 
 
 # -- the isolated compile the parent runs ---------------------------------------------------
+# ``arch="auto:N"`` asks the subprocess to use GPU N's architecture: it queries the driver, so
+# that the parent never has to; the answer is remembered here for the next compiles.
+_RESOLVED_ARCH: dict[str, str] = {}
+
+
 def compile_isolated(req: CompileRequest, timeout_s: float = COMPILE_TIMEOUT_S) -> tuple[str, str]:
     """Compile in a subprocess: ("ok", ""), ("compile_error", log), ("timeout", why) or
     ("unavailable", why)."""
-    payload = json.dumps({"source": req.source, "arch": req.arch, "defines": req.defines,
+    arch = _RESOLVED_ARCH.get(req.arch, req.arch)
+    payload = json.dumps({"source": req.source, "arch": arch, "defines": req.defines,
                           "options": req.options, "kernels": req.kernels})
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
@@ -185,12 +191,19 @@ def compile_isolated(req: CompileRequest, timeout_s: float = COMPILE_TIMEOUT_S) 
         answer = json.loads(p.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
         return "compile_error", f"the compiler process died (exit {p.returncode}): {p.stderr[-500:]}"
+    if arch.startswith("auto") and answer.get("arch"):
+        _RESOLVED_ARCH[req.arch] = str(answer["arch"])
     return str(answer["status"]), str(answer.get("message", ""))
 
 
 def main() -> int:
     raw = json.loads(sys.stdin.read())
-    req = CompileRequest(source=raw["source"], arch=raw["arch"],
+    arch = str(raw["arch"])
+    if arch.startswith("auto"):
+        from backends.cuda_backend.device import compile_arch
+
+        arch = compile_arch(int(arch.partition(":")[2] or 0))
+    req = CompileRequest(source=raw["source"], arch=arch,
                          defines=tuple((str(k), int(v)) for k, v in raw["defines"]),
                          options=tuple(raw["options"]), kernels=tuple(raw["kernels"]))
     try:
@@ -202,7 +215,7 @@ def main() -> int:
         answer = {"status": "unavailable", "message": str(e)}
     except RuntimeError as e:
         answer = {"status": "compile_error", "message": f"NVRTC failed: {e}"}
-    print(json.dumps(answer))
+    print(json.dumps({**answer, "arch": arch}))
     return 0
 
 

@@ -173,10 +173,12 @@ class Program:
                     args.append(("ptr", name))
                 else:
                     args.append(_scalar(param, arg(env), where))
+            shared = evaluate_int(spec.shared_mem, env, f"{where} shared_mem")
+            if shared < 0:
+                raise ExprError(f"{where}: shared_mem is {shared} bytes")
             launches.append(_Launch(
                 spec.kernel, _dims(spec.grid, env, f"{where} grid", MAX_GRID),
-                _dims(spec.block, env, f"{where} block", MAX_BLOCK),
-                evaluate_int(spec.shared_mem, env, f"{where} shared_mem"), tuple(args)))
+                _dims(spec.block, env, f"{where} block", MAX_BLOCK), shared, tuple(args)))
         return _Plan(outputs, scratch, tuple(launches))
 
     # -- running -------------------------------------------------------------------------

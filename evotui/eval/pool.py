@@ -244,12 +244,16 @@ class EvaluatorPool:
         return issue
 
     def _compile_arch(self) -> str:
-        """The architecture the parent compiles for: the first GPU's (queried without a
-        context), or the default (sm_90) on a CPU-only machine."""
+        """The architecture the parent's compile check targets: $EVOTUI_CUDA_ARCH, else on a
+        GPU pool the first GPU's ("auto:N": the compile subprocess asks the driver, this
+        process never does), else sm_90."""
         if self._arch is None:
-            from backends.cuda_backend.device import compile_arch
+            import os
 
-            self._arch = compile_arch(0 if self.is_cpu else int(self.devices[0].split(":")[1]))
+            from backends.cuda_backend.device import DEFAULT_ARCH
+
+            self._arch = os.environ.get("EVOTUI_CUDA_ARCH") or (
+                DEFAULT_ARCH if self.is_cpu else f"auto:{self.devices[0].split(':')[1]}")
         return self._arch
 
     def _build_request(self, lane: Lane, request: EvalRequest, dialect: str = "triton"
