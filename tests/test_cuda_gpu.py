@@ -114,6 +114,7 @@ def test_device_facts_through_cuda_python():
     print(f"\n{facts.as_dict()}")
 
 
+@pytest.mark.timeout(1200)
 @pytest.mark.skipif(sanitizer.find() is None, reason="compute-sanitizer is not installed")
 def test_compute_sanitizer_flags_memory_errors(gpu_pool):
     softmax = task("softmax")
@@ -125,11 +126,13 @@ def test_compute_sanitizer_flags_memory_errors(gpu_pool):
         assert report.errors >= 1
 
 
+@pytest.mark.timeout(900)
 def test_a_param_run_improves_on_the_cuda_seed(gpu_pool, tmp_path, monkeypatch):
     from evotui import headless
     from evotui.engine.session import RunOptions
 
     monkeypatch.setenv("EVOTUI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("EVOTUI_SANITIZE", "0")  # tested above; here it would only cost minutes
     out = tmp_path / "run"
     options = RunOptions(task=str(SAMPLES / "softmax"), seed=str(SAMPLES / "softmax" / "seed_cuda.py"),
                          device="cuda", iterations=6, mutator="param", out=str(out), memory_k=0)

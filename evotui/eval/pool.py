@@ -184,10 +184,13 @@ class EvaluatorPool:
     def sanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
         """compute-sanitizer on a CUDA C candidate, on one lane's GPU while the lane is held
         (``backends.cuda_backend.sanitizer``). None when it does not apply: a CPU pool,
-        another dialect, or no compute-sanitizer on this machine."""
+        another dialect, no compute-sanitizer on this machine, or EVOTUI_SANITIZE=0."""
+        import os
+
         from backends import backend_for_source
 
-        if self.is_cpu or backend_for_source(source).name != "cuda":
+        if self.is_cpu or backend_for_source(source).name != "cuda" \
+                or os.environ.get("EVOTUI_SANITIZE", "1") == "0":
             return None
         from backends.cuda_backend import sanitizer
 
