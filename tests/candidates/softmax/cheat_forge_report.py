@@ -1,11 +1,12 @@
 """CHEAT (forged report, needs the static rules off): rewrites the worker so that every later
 candidate in this process reports success without running anything."""
 
+import sys
+
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
-import sys
 
 
 @triton.jit
