@@ -8,6 +8,7 @@ one worker restart and one rejected candidate (invariant 3). The pool is thread-
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
 import random
 import shutil
@@ -33,6 +34,15 @@ class Lane:
     candidate: WorkerProcess
     judge: WorkerProcess
     scratch: Path
+
+
+def physical_gpu(ordinal: str) -> str:
+    """The GPU id a child process must be given in CUDA_VISIBLE_DEVICES for ordinal ``ordinal``
+    of this process: this process's own CUDA_VISIBLE_DEVICES (e.g. a Dask worker started with
+    ``CUDA_VISIBLE_DEVICES=3``) maps ordinal 0 to GPU 3."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    i = int(ordinal)
+    return visible[i] if i < len(visible) else ordinal
 
 
 def detect_devices(device: str = "auto") -> list[str]:
@@ -70,7 +80,8 @@ class EvaluatorPool:
                 env = {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
                 inner = "cpu"
             else:
-                env = {"CUDA_VISIBLE_DEVICES": dev.split(":")[1], "TRITON_INTERPRET": "0"}
+                env = {"CUDA_VISIBLE_DEVICES": physical_gpu(dev.split(":")[1]),
+                       "TRITON_INTERPRET": "0"}
                 inner = "cuda:0"
             scratch = self._root / f"lane{i}"
             scratch.mkdir()
@@ -185,8 +196,6 @@ class EvaluatorPool:
         """compute-sanitizer on a CUDA C candidate, on one lane's GPU while the lane is held
         (``backends.cuda_backend.sanitizer``). None when it does not apply: a CPU pool,
         another dialect, no compute-sanitizer on this machine, or EVOTUI_SANITIZE=0."""
-        import os
-
         from backends import backend_for_source
 
         if self.is_cpu or backend_for_source(source).name != "cuda" \
@@ -200,7 +209,7 @@ class EvaluatorPool:
         try:
             path = lane.scratch / "sanitize.py"
             path.write_text(source)
-            return sanitizer.run(str(task.path), str(path), gpu=lane.label.split(":")[1],
+            return sanitizer.run(str(task.path), str(path), gpu=physical_gpu(lane.label.split(":")[1]),
                                  timeout_s=timeout_s)
         finally:
             for f in lane.scratch.iterdir():
@@ -251,8 +260,6 @@ class EvaluatorPool:
         GPU pool the first GPU's ("auto:N": the compile subprocess asks the driver, this
         process never does), else sm_90."""
         if self._arch is None:
-            import os
-
             from backends.cuda_backend.device import DEFAULT_ARCH
 
             self._arch = os.environ.get("EVOTUI_CUDA_ARCH") or (
