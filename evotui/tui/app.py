@@ -61,14 +61,12 @@ class EvotuiApp(App[int]):
     ]
 
     def __init__(self, controller: Controller, feed: EventFeed, *,
-                 notes: Iterable[str] = (), refresh_hz: float = REFRESH_HZ,
-                 on_tick: Callable[[], None] | None = None) -> None:
+                 notes: Iterable[str] = (), refresh_hz: float = REFRESH_HZ) -> None:
         super().__init__()
         self.controller = controller
         self.feed = feed
         self.refresh_hz = refresh_hz
         self.notes = list(notes)
-        self.on_tick = on_tick  # a hook for benchmarks
         self.status = StatusView()
         self.quitting = False
         self.frames = 0
@@ -97,11 +95,12 @@ class EvotuiApp(App[int]):
         self.set_timer(3.0, self._freeze_heap)
 
     def _freeze_heap(self) -> None:
-        """Move what is alive now (modules, widgets, the engine's setup) out of the garbage
-        collector's sight. Rendering makes reference cycles (Textual's strips and their
-        caches) at a steady rate, so full collections come every second or two, and each
-        one walks every tracked object: 150–250 ms for this process's ~200,000 objects,
-        enough to stall the event loop. Frozen, they walk only what was made since."""
+        """Move what is alive now (modules, widgets) out of the garbage collector's sight.
+        Rendering makes reference cycles (Textual's strips and their caches) at a steady
+        rate, so full collections come every second or two, and each one walks every
+        tracked object: 150–250 ms for ~200,000 objects, enough to stall the event loop.
+        Frozen, they walk only what was made since (run at mount and once more at 3 s,
+        after the first frames' imports; a collection first, so no garbage is frozen)."""
         gc.collect()
         gc.freeze()
 
@@ -147,8 +146,6 @@ class EvotuiApp(App[int]):
                 self._ui_error_shown = True
                 self.notify(f"display error: {type(e).__name__}: {e} (details in the log)",
                             severity="error", timeout=15)
-        if self.on_tick is not None:
-            self.on_tick()
 
     def _apply(self, frame: Frame) -> None:
         self.frames += 1

@@ -112,13 +112,16 @@ def plot(view: FitnessView, width: int, height: int) -> Plot | None:
     for name, value in view.refs:
         canvas.hline(REF_EAGER if name == "eager" else REF_COMPILE, py(value), dashed=True)
     bottom = canvas.dots_y - 1
-    for x, y in view.points:  # 2×2 dots: visible without hiding the lines
-        layer, yy = (REJECTED, bottom - 1) if y is None else (EVAL, py(y))
+    # thousands of points land on a few hundred dots: draw each dot once
+    marks = {(REJECTED, px(x), bottom - 1) if y is None else (EVAL, px(x), py(y))
+             for x, y in view.points}
+    for layer, xx, yy in marks:  # 2×2 dots: visible without hiding the lines
         for dx in (0, 1):
             for dy in (0, 1):
-                canvas.dot(layer, px(x) + dx, yy + dy)
+                canvas.dot(layer, xx + dx, yy + dy)
     best = list(view.best)
-    for (x0, y0), (x1, _) in zip(best, best[1:] + [(len(view.points) - 1, 0.0)], strict=True):
+    ends = [x for x, _ in best[1:]] + [len(view.points) - 1]
+    for (x0, y0), x1 in zip(best, ends, strict=True):
         canvas.line(BEST, px(x0), py(y0), px(max(x1, x0)), py(y0))  # a step: flat until the next
     y_labels = [""] * plot_h
     y_labels[0] = labels[0]

@@ -73,6 +73,7 @@ class EventFeed:
         self._llm_focus: str | None = None
         self._llm_waiting: dict[str, list[str]] = {}
         self._llm_ended: set[str] = set()
+        self._llm_last = ""  # the last character handed out (a header starts a new line)
         self._chunk_times: deque[float] = deque()
         self._started_t: float | None = None
         self._finished_t: float | None = None
@@ -198,7 +199,8 @@ class EventFeed:
     def _focus(self, cid: str) -> None:
         self._llm_focus = cid
         model = self._status.model or "model"
-        lead = "\n" if self._llm_out else ""
+        last = (self._llm_out[-1][-1:] if self._llm_out else self._llm_last) or "\n"
+        lead = "" if last == "\n" else "\n"
         self._llm_out.append(f"{lead}── {cid} ({model}) ──\n")
         self._llm_out.extend(self._llm_waiting.pop(cid, []))
 
@@ -274,9 +276,11 @@ class EventFeed:
                 fitness = FitnessView(self._metric or "time", tuple(self._points),
                                       tuple(self._best_line), tuple(self._refs.items()))
             advice = self._advice if self._advice_dirty else None
+            llm = "".join(self._llm_out)
+            self._llm_last = llm[-1:] or self._llm_last
             frame = Frame(
                 seq=self._seq, status=status, rows=rows, fitness=fitness, advice=advice,
-                llm="".join(self._llm_out), notices=tuple(self._notices),
+                llm=llm, notices=tuple(self._notices),
                 finished=self._finished and not self._finished_sent)
             self._changed.clear()
             self._llm_out.clear()

@@ -3,6 +3,8 @@ with eager and torch.compile as reference lines, drawn in braille."""
 
 from __future__ import annotations
 
+import logging
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
@@ -23,6 +25,7 @@ LAYER_STYLES = {
     BEST: Style(color="bright_green", bold=True),
 }
 AXIS = Style(color="bright_black")
+log = logging.getLogger(__name__)
 
 
 def legend(view: FitnessView) -> str:
@@ -59,7 +62,12 @@ class FitnessChart(Widget):
         width, height = size.width, size.height
         base = self.rich_style
         self._strips = []
-        result = plot(self.view, width, height) if self.view is not None else None
+        try:
+            result = plot(self.view, width, height) if self.view is not None else None
+        except Exception as e:  # never let a drawing bug take the app down
+            log.exception("plotting the fitness failed")
+            self._strips = [Strip([Segment(f"cannot plot: {e}"[:width], base + AXIS)])]
+            return
         if result is None:
             message = ("waiting for the first accepted evaluation…" if self.view is None
                        or not self.view.points else "nothing accepted to plot yet")

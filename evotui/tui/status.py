@@ -18,6 +18,7 @@ STATE_STYLES = {
     "failed": "bold white on red",
 }
 LEVEL_STYLES = {"info": "dim", "warning": "yellow", "error": "bold red"}
+MAX_LINES = 4  # the message is cut beyond this
 
 
 def render_status(s: StatusView, state: str) -> Text:
@@ -66,7 +67,7 @@ class StatusLine(Static):
         self.state = state
         text = render_status(status, state)
         self.text = text.plain
-        lines = len(text.wrap(self.app.console, width))
+        lines = min(MAX_LINES, len(text.wrap(self.app.console, width)))
         if lines != self._lines:  # a layout pass only when the height changes
             self._lines = lines
             self.styles.height = lines
