@@ -48,10 +48,13 @@ checkpoint every generation: `evotui run --resume DIR` continues after Ctrl-C or
               help="Seconds one model answer may take (default 300).")
 @click.option("--eval-timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds one candidate's evaluation may take (default 180).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Evaluate on the GPU workers of a Dask cluster (tcp://host:8786; needs "
+                   "evotui[dask]; see docs/distributed.md). --device then applies on the workers.")
 def run(task: Path | None, seed: Path | None, headless: bool, device: str | None,
         iterations: int | None, mutator: str | None, model: str | None, ollama_host: str | None,
         out: Path | None, resume: Path | None, memory_k: int | None, random_seed: int | None,
-        llm_timeout: float | None, eval_timeout: float | None) -> None:
+        llm_timeout: float | None, eval_timeout: float | None, scheduler: str | None) -> None:
     from evotui.engine.session import RunOptions
 
     if task is None and resume is None:
@@ -61,7 +64,7 @@ def run(task: Path | None, seed: Path | None, headless: bool, device: str | None
         iterations=iterations, mutator=mutator, model=model, ollama_host=ollama_host,
         out=str(out) if out else None, resume=str(resume) if resume else None,
         memory_k=memory_k, random_seed=random_seed, llm_timeout=llm_timeout,
-        eval_timeout=eval_timeout)
+        eval_timeout=eval_timeout, scheduler=scheduler)
     if not headless:
         try:
             from evotui.tui import run_tui

@@ -51,6 +51,7 @@ class RunOptions:
     llm_backoff: float | None = None  # seconds before the first retry (doubles each time)
     eval_timeout: float | None = None
     distill: bool | None = None  # end of run: successful mutations → proposed advice (default on)
+    scheduler: str | None = None  # a Dask scheduler (tcp://host:8786): evaluate on its GPU workers
 
     def merged(self, stored: dict[str, Any]) -> RunOptions:
         """These options over the ones a checkpoint stored."""
@@ -192,6 +193,7 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
             raise SetupError(str(e)) from None
         stored = {**(checkpoint.get("run") or {}), "task": checkpoint.get("task")}
         opts = options.merged(stored)
+        opts.scheduler = options.scheduler  # a cluster is not part of the run: given again or not
         if options.task:
             try:
                 given = str(resolve_task(options.task).path)
@@ -231,7 +233,13 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
         from evotui.eval import EvaluatorPool
 
         try:
-            evaluator = EvaluatorPool(opts.device or "auto")
+            if opts.scheduler:
+                from evotui.eval.dask_pool import DaskEvaluatorPool
+
+                evaluator = await asyncio.to_thread(DaskEvaluatorPool, opts.scheduler,
+                                                    device=opts.device or "auto")
+            else:
+                evaluator = EvaluatorPool(opts.device or "auto")
         except RuntimeError as e:
             raise SetupError(str(e)) from None
     if dialect == "cuda" and evaluator.is_cpu:  # CUDA C has no CPU interpreter

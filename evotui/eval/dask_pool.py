@@ -63,6 +63,7 @@ class DaskEvaluatorPool:
         else:
             self.client = scheduler
         self.lanes: list[DaskLane] = []
+        self.devices: list[str] = []  # one per lane, as the user sees it
         self._closed = False
         try:
             self._discover(where, wait_s)
@@ -71,10 +72,6 @@ class DaskEvaluatorPool:
             raise
 
     # ---- what the engine reads ---------------------------------------------------------
-
-    @property
-    def devices(self) -> list[str]:
-        return [lane.device for lane in self.lanes]
 
     @property
     def is_cpu(self) -> bool:
@@ -103,6 +100,7 @@ class DaskEvaluatorPool:
                                "start GPU workers only, or use --device cpu everywhere")
         self._is_cpu = kinds.pop()
         self.lanes = [DaskLane(addr, dev) for addr in workers for dev in probes[addr]["devices"]]
+        self.devices = [lane.device for lane in self.lanes]
 
     # ---- evaluating ----------------------------------------------------------------------
 
