@@ -39,6 +39,13 @@ def test_a_task_travels_as_text_and_is_written_on_the_worker(softmax_task):
     assert ref.meta == softmax_task.meta and ref.shapes("cpu") == softmax_task.shapes("cpu")
 
 
+def test_importing_the_dask_pool_imports_neither_textual_nor_dask():
+    code = ("import sys, evotui.eval.dask_pool\n"
+            "assert not {'textual', 'distributed'} & set(sys.modules), sorted(sys.modules)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+
+
 # ---- on a local cluster ---------------------------------------------------------------------
 
 distributed = pytest.importorskip(
