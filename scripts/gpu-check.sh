@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
-# (PARAM_RUNS=1) the param-mutator search on every sample.
-# Results go to $OUT (or ./gpu-results). Runs with what the lent machine has (torch, triton,
-# numpy, click, rich, pytest); no installs.
+# (PARAM_RUNS=1) the param-mutator search on every sample, then (AB_RUN=1) the advice A/B.
+# Results go to $OUT (or ./gpu-results). The harness runs with what the lent machine has
+# (torch, triton, numpy, click, rich, pytest, cuda-python). The engine and the advice library
+# also need ollama, tinydb and platformdirs: when a .whl/ folder of cp312 wheels is carried
+# (see the device README), they are installed into /tmp/site first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-results}"
 mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH="$PYTHONPATH:/tmp/site"
+fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv | tee "$out/nvidia-smi-before.csv"
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__, "gpus", torch.cuda.device_count())'
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
@@ -18,5 +24,9 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
 fi
 if [ "${PARAM_RUNS:-0}" = 1 ]; then
   python3 bench/bench_param_runs.py --out "$out/param-runs" ${PARAM_ARGS:-} 2>&1 | tee "$out/param-runs.log"
+fi
+if [ "${AB_RUN:-0}" = 1 ]; then
+  python3 -m evotui ab sample_kernels/rmsnorm --learn sample_kernels/rmsnorm_fp16 --device cuda \
+    ${AB_ARGS:---seeds 3 --iterations 20} --out "$out/ab" 2>&1 | tee "$out/ab.log"
 fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv | tee "$out/nvidia-smi-after.csv"
