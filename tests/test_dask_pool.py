@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evotui.eval import EvalRequest
+from evotui.eval import EvalRequest, EvalResult
 from evotui.eval.dask_worker import TaskText, WorkerLanes
 from evotui.eval.pool import physical_gpu
 from tests.conftest import CANDIDATES, ROOT, SAMPLES
@@ -160,3 +160,57 @@ def test_headless_run_with_scheduler_completes(cluster, dask_pool, tmp_path):
     assert report["accepted"] >= 1 and report["interpreter"]
     assert set(report["device"].split(", ")) == set(dask_pool.devices)
     assert (out / "best.py").is_file()
+
+
+# ---- on the two-GPU machine (skipped elsewhere) ---------------------------------------------
+
+def _gpu_cluster(n: int):
+    """One Dask worker per GPU, each seeing only its own (as `CUDA_VISIBLE_DEVICES=i dask
+    worker ... --resources GPU=1` does on a real cluster)."""
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    workers = {f"gpu{i}": {"cls": Nanny, "options": {
+        "nthreads": 1, "resources": {"GPU": 1}, "env": {"CUDA_VISIBLE_DEVICES": str(i)}}}
+        for i in range(n)}
+    return SpecCluster(workers=workers, scheduler={
+        "cls": Scheduler, "options": {"dashboard_address": ":0"}})
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(600)
+def test_two_gpu_workers_each_own_a_gpu_and_double_throughput(softmax_task):
+    import torch
+
+    from evotui.eval.dask_pool import DaskEvaluatorPool
+
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    with _gpu_cluster(2) as cluster, DaskEvaluatorPool(cluster) as pool:
+        assert sorted(d.split("/")[1] for d in pool.devices) == ["cuda:0", "cuda:1"]
+        assert not pool.is_cpu and pool.device_facts().get("arch")
+        warm = asyncio.run(_evaluate_all(pool, [_request(softmax_task, "seed")] * 2))
+        assert all(r.accepted and not r.interpreter and r.speedup_eager for r in warm)
+        assert {r.device for r in warm} == set(pool.devices)
+
+        pids = pool.client.run(os.getpid)
+        crash = pool.evaluate(_request(softmax_task, "gpu_fault_illegal_address"))
+        assert not crash.accepted and pool.client.run(os.getpid) == pids
+
+        n = 8
+
+        async def run(concurrency: int) -> float:
+            gate = asyncio.Semaphore(concurrency)
+
+            async def one() -> EvalResult:
+                async with gate:
+                    return await pool.aevaluate(_request(softmax_task, "seed"))
+
+            t0 = time.monotonic()
+            results = await asyncio.gather(*(one() for _ in range(n)))
+            assert all(r.accepted for r in results)
+            return time.monotonic() - t0
+
+        serial, parallel = asyncio.run(run(1)), asyncio.run(run(2))
+        print(f"throughput: 1 GPU {60 * n / serial:.1f}/min, 2 GPUs {60 * n / parallel:.1f}/min "
+              f"({serial / parallel:.2f}x)")
+        assert serial / parallel >= 1.7
