@@ -108,7 +108,7 @@ def test_status_notices_advice_marks_and_the_end_of_the_run():
     feed = EventFeed(clock=lambda: T0)
     feed.on_event(started(mutator="param"))
     frame = feed.take()
-    assert "param mutator (no model)" in frame.llm
+    assert "no model (param mutator)" in frame.llm
     feed.on_event(AdviceRetrieved("c2", ({"id": "a1", "text": "t", "status": "proposed"},)))
     feed.mark_advice("a1", "vetoed")
     feed.on_event(Status("engine error:\nTraceback...\nRuntimeError: x", "error"))
@@ -116,7 +116,7 @@ def test_status_notices_advice_marks_and_the_end_of_the_run():
                               best_id=None, run_dir="/tmp/r"))
     frame = feed.take()
     assert frame.advice.items[0].status == "vetoed"
-    assert frame.notices[-1].level == "error" and frame.status.message == "engine error:"
+    assert frame.notices[-1].level == "error" and frame.status.message == "engine error"
     assert frame.finished and frame.status.outcome == "failed"
     feed.on_event(Status("later", "info"))
     assert not feed.take().finished  # said once

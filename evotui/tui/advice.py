@@ -58,7 +58,7 @@ class AdvicePanel(DataTable):
                     self.update_cell(str(n), key, value, update_width=True)
                 self._slots[n] = item
         self.border_subtitle = (f"for {view.candidate_id} · a accept · v veto" if items
-                                else "none retrieved")
+                                else view.note or "none retrieved")
 
     def item(self, advice_id: str) -> AdviceItem | None:
         return next((a for a in self._slots if a.id == advice_id), None)

@@ -69,6 +69,7 @@ class Plot:
     y_labels: list[str]  # one per row ("" where none)
     x_label_left: str
     x_label_right: str
+    log: bool = False
 
 
 def y_format(metric: str, value: float) -> str:
@@ -77,13 +78,18 @@ def y_format(metric: str, value: float) -> str:
     return f"{value:.0f}ms" if value >= 10 else f"{value:.1f}ms"
 
 
-def _range(values: list[float]) -> tuple[float, float]:
+LOG_ABOVE = 4.0  # a log scale when the largest value is this many times the smallest
+
+
+def _range(values: list[float], log: bool) -> tuple[float, float]:
     lo, hi = min(values), max(values)
     if math.isclose(lo, hi):
         pad = abs(lo) * 0.1 or 1.0
-        return lo - pad, hi + pad
-    pad = (hi - lo) * 0.08
-    return lo - pad, hi + pad
+        lo, hi = lo - pad, hi + pad
+    else:
+        pad = (hi - lo) * 0.08
+        lo, hi = lo - pad, hi + pad
+    return (lo, hi) if log else (max(lo, 0.0) if min(values) >= 0 else lo, hi)
 
 
 def plot(view: FitnessView, width: int, height: int) -> Plot | None:
@@ -93,9 +99,13 @@ def plot(view: FitnessView, width: int, height: int) -> Plot | None:
     refs = [v for _, v in view.refs]
     if not ys or height < 2:
         return None
-    lo, hi = _range(ys + refs)
-    labels = [y_format(view.metric, hi), y_format(view.metric, (lo + hi) / 2),
-              y_format(view.metric, lo)]
+    values = ys + refs
+    log = min(values) > 0 and max(values) / min(values) > LOG_ABOVE
+    f = math.log if log else float
+    lo, hi = _range([f(v) for v in values], log)
+    g = math.exp if log else float
+    labels = [y_format(view.metric, g(hi)), y_format(view.metric, g((lo + hi) / 2)),
+              y_format(view.metric, g(lo))]
     gutter = max(len(x) for x in labels) + 1
     plot_w, plot_h = width - gutter, height - 1
     if plot_w < 4 or plot_h < 1:
@@ -107,7 +117,7 @@ def plot(view: FitnessView, width: int, height: int) -> Plot | None:
         return round(x * (canvas.dots_x - 1) / (n - 1))
 
     def py(y: float) -> int:
-        return round((hi - y) / (hi - lo) * (canvas.dots_y - 1))
+        return round((hi - f(y)) / (hi - lo) * (canvas.dots_y - 1))
 
     for name, value in view.refs:
         canvas.hline(REF_EAGER if name == "eager" else REF_COMPILE, py(value), dashed=True)
@@ -128,5 +138,6 @@ def plot(view: FitnessView, width: int, height: int) -> Plot | None:
     y_labels[-1] = labels[2]
     if plot_h >= 5:
         y_labels[plot_h // 2] = labels[1]
-    return Plot(canvas.cells(), [lab.rjust(gutter - 1) + " " for lab in y_labels],
-                "0", f"{len(view.points) - 1} evaluations")
+    right = f"{len(view.points) - 1} evaluations" + (" (log scale)" if log else "")
+    return Plot(canvas.cells(), [lab.rjust(gutter - 1) + " " for lab in y_labels], "0", right,
+                log)

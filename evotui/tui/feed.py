@@ -118,7 +118,8 @@ class EventFeed:
             self._finished = True
             self._finished_t = ev.t
             self._status = replace(self._status, outcome=ev.outcome,
-                                   outcome_message=ev.message,
+                                   outcome_message=ev.message, message=ev.message,
+                                   level="error" if ev.outcome == "failed" else "info",
                                    run_dir=ev.run_dir or self._status.run_dir)
 
     def _started(self, ev: RunStarted) -> None:
@@ -131,7 +132,7 @@ class EventFeed:
         if ev.interpreter:
             self._metric = "time"
         if ev.mutator == "param":
-            self._llm_out.append("param mutator (no model): no tokens to stream.\n")
+            self._llm_out.append("no model (param mutator)\n")
 
     def _proposed(self, ev: CandidateProposed) -> None:
         self._rows[ev.id] = CandidateRow(
@@ -219,6 +220,11 @@ class EventFeed:
             self._llm_focus = None
 
     # ---- what the UI calls -------------------------------------------------------------------
+    def set_backend(self, name: str) -> None:
+        with self._lock:
+            self._status = replace(self._status, backend=name)
+            self._dirty = True
+
     def note(self, message: str, level: str = "info") -> None:
         """A message from the UI itself (shown like the engine's)."""
         with self._lock:

@@ -38,6 +38,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import IO, Any
 
 from evotui.engine import events as ev
@@ -131,7 +132,7 @@ class Host:
         engine.subscribe(self.w.event)
         self.w.put({"host": "ready", "run_dir": str(session.run_dir.path),
                     "notes": list(session.notes), "advice_defaults": advice_defaults(engine),
-                    "backend": getattr(session.options, "backend", None) or "triton"})
+                    "backend": _backend_name(session)})
         threading.Thread(target=self._read_stdin, name="evotui-host-reader", daemon=True).start()
         poll = asyncio.create_task(self._poll_state())
         error = None
@@ -261,6 +262,18 @@ def _log_to(path: Any) -> None:
     os.dup2(fd, 2)
     os.dup2(fd, 1)
     os.close(fd)
+
+
+def _backend_name(session: Session) -> str:
+    """The kernel dialect of the run (its seed's), for the status line."""
+    try:
+        from backends import backend_for_source
+
+        opts = session.options
+        seed = opts.seed or session.engine.task.seed_path
+        return str(backend_for_source(Path(seed).read_text()).name) if seed else "triton"
+    except Exception:
+        return "triton"
 
 
 async def _yield_cpu(session: Session) -> None:

@@ -64,6 +64,8 @@ def run_tui(options: RunOptions) -> int:
         return 1
     run_dir = engine.run_dir
     assert run_dir is not None
+    if isinstance(engine, EngineProcess):
+        feed.set_backend(str(engine.ready.get("backend") or "triton"))
     handler = _log_to(run_dir / "tui.log")
     notes = engine.notes if isinstance(engine, EngineProcess) else engine.session.notes
     app = create_app(engine, feed, notes=notes)

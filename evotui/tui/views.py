@@ -58,6 +58,7 @@ class AdviceView:
 
     candidate_id: str | None
     items: tuple[AdviceItem, ...] = ()
+    note: str = ""  # why there is none
 
 
 @dataclass(frozen=True)
