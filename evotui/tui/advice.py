@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
-from textual.widgets import DataTable
-
 from evotui.tui.pacing import Paced
+from evotui.tui.table import Cell, KeyedTable
 from evotui.tui.views import AdviceItem, AdviceView
 
 REDRAW_S = 0.5
@@ -17,31 +15,32 @@ STATUS_STYLES = {"accepted": "green", "vetoed": "red strike", "authored": "cyan"
 TEXT_CHARS = 200
 
 
-def _cells(item: AdviceItem) -> dict[str, Text]:
+COLUMNS = (("status", "left"), ("win", "right"), ("text", "left"), ("id", "left"))
+
+
+def _cells(item: AdviceItem) -> tuple[Cell, ...]:
     win = "—" if item.win_rate is None else f"{item.win_rate:.0%}"
     text = item.text if len(item.text) <= TEXT_CHARS else item.text[: TEXT_CHARS - 1] + "…"
-    return {
-        "status": Text(item.status, style=STATUS_STYLES.get(item.status, "")),
-        "win": Text(f"{win} of {item.shown}" if item.shown else win, justify="right"),
-        "text": Text(text, style="strike dim" if item.status == "vetoed" else ""),
-        "id": Text(item.id, style="dim"),
-    }
+    return (
+        (item.status, STATUS_STYLES.get(item.status, "")),
+        (f"{win} of {item.shown}" if item.shown else win, ""),
+        (text, "strike dim" if item.status == "vetoed" else ""),
+        (item.id, "dim"),
+    )
 
 
-class AdvicePanel(DataTable):
-    """Rows keyed by slot ("0".."4"): a new retrieval rewrites the cells in place (removing
-    rows costs a layout pass); ``highlighted_id`` maps the cursor back to the advice id."""
+class AdvicePanel(KeyedTable):
+    """Rows keyed by slot ("0".."4"): a new retrieval rewrites the cells in place;
+    ``highlighted_id`` maps the cursor back to the advice id."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", **kwargs)
+        super().__init__(**kwargs)
         self.border_title = "Advice"
         self.border_subtitle = "none retrieved yet"
         self._slots: list[AdviceItem] = []
         self.show = Paced(self, REDRAW_S, self._show)
-
-    def on_mount(self) -> None:
-        for key in ("status", "win", "text", "id"):
-            self.add_column(key, key=key)
+        for key, justify in COLUMNS:
+            self.add_column(key, key=key, justify=justify)
 
     def _show(self, view: AdviceView) -> None:
         items = list(view.items)
@@ -51,12 +50,13 @@ class AdvicePanel(DataTable):
         for n, item in enumerate(items):
             cells = _cells(item)
             if n >= len(self._slots):
-                self.add_row(*cells.values(), key=str(n))
+                self.add_row(*cells, key=str(n))
                 self._slots.append(item)
             elif self._slots[n] != item:
-                for key, value in cells.items():
-                    self.update_cell(str(n), key, value, update_width=True)
+                for (key, _), value in zip(COLUMNS, cells, strict=True):
+                    self.update_cell(str(n), key, value)
                 self._slots[n] = item
+        self.refresh_rows()
         self.border_subtitle = (f"for {view.candidate_id} · a accept · v veto" if items
                                 else view.note or "none retrieved")
 

@@ -31,7 +31,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 PAD = 1  # spaces either side of a cell
-STRIP_CACHE = 256  # rendered rows kept (a screenful or two)
+STRIP_CACHE = 128  # rendered rows kept (a screenful or two)
 Cell = tuple[str, str]  # (text, style)
 
 
@@ -133,6 +133,14 @@ class KeyedTable(ScrollView, can_focus=True):
         self._sort_value(key)
         self._dirty = True
         return key
+
+    def remove_row(self, row_key: str) -> None:
+        del self._cells[row_key], self._row_sort[row_key], self._version[row_key]
+        self._sort_values.pop(row_key, None)
+        self._strips.pop(row_key, None)
+        self._order.remove(row_key)
+        self._index = {k: i for i, k in enumerate(self._order)}
+        self._dirty = True
 
     def update_cell(self, row_key: str, column_key: str, value: Cell,
                     sort_value: Any = None) -> None:
