@@ -81,7 +81,11 @@ class EngineProcess:
             self.command_line(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             encoding="utf-8", env=env, bufsize=1, start_new_session=True)
         threading.Thread(target=self._read, name="evotui-engine-reader", daemon=True).start()
-        self._ready.wait(timeout)
+        try:
+            self._ready.wait(timeout)
+        except BaseException:  # Ctrl-C while it sets up: take the child down with us
+            self.proc.kill()
+            raise
         if self.setup_error is not None:
             raise SetupError(self.setup_error)
         if not self.ready:

@@ -7,7 +7,7 @@ live here too, so the status line, the table and the details screen say the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 INTERPRETER_NOTE = "CPU interpreter — times are not kernel speed"
 NO_MODEL = "param mutator (no model)"
@@ -118,10 +118,8 @@ class Frame:
     fitness: FitnessView | None = None
     advice: AdviceView | None = None
     llm: str = ""  # text to append to the LLM panel
-    llm_reset: str | None = None  # replace the LLM panel's text with this first
     notices: tuple[Notice, ...] = ()
     finished: bool = False
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 # ---- formatting ------------------------------------------------------------------------------
