@@ -23,9 +23,6 @@ that is not a candidate) and optionally a seed candidate (``seed.py``).
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib.util
-import sys
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -67,9 +64,6 @@ class TaskRef:
 
     def source(self) -> str:
         return self.path.read_text()
-
-    def digest(self) -> str:
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
 
     def shapes(self, device_type: str) -> list[dict[str, Any]]:
         """Shapes to check on this device; the first is the one that is timed."""
@@ -132,15 +126,6 @@ def load_module(path: Path, module_name: str) -> types.ModuleType:
         if needed not in module.__dict__:
             raise TaskError(f"{path}: missing `{needed}` (KernelBench format needs Model, "
                             "get_inputs and get_init_inputs)")
-    return module
-
-
-def load_spec_module(path: str | Path) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("evotui_task_mod", path)
-    if spec is None or spec.loader is None:
-        raise TaskError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     return module
 
 
@@ -226,10 +211,3 @@ def roofline_of(module: types.ModuleType, inputs: list[Any], outputs: list[Any])
     total = sum(t.numel() * t.element_size() for t in list(inputs) + list(outputs)
                 if isinstance(t, torch.Tensor))
     return {"bytes": float(total), "flops": 0.0}
-
-
-def ensure_importable_backends() -> None:
-    """Make the repo root importable when evotui runs from a checkout without install."""
-    root = str(Path(__file__).resolve().parent.parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
