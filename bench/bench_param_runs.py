@@ -68,14 +68,15 @@ async def main_async(args: argparse.Namespace) -> int:
             print(f"{name}: {r['outcome']} after {r['evaluated']} children in "
                   f"{time.monotonic() - t0:.0f} s", flush=True)
     rows = ["| sample | evaluated | accepted | seed ×eager | best ×eager | best ×compile | "
-            "best % roofline | best vs seed | evals/min | outcome | best change |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "best % roofline | best % same-size copy | best vs seed | evals/min | outcome | best change |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, r in reports.items():
         seed, best = r.get("seed") or {}, r.get("best") or {}
         rows.append(
             f"| {name} | {r['evaluated']} | {r['accepted']} | {fmt(seed.get('speedup_eager'))} | "
             f"{fmt(best.get('speedup_eager'))} | {fmt(best.get('speedup_compile'))} | "
-            f"{fmt(best.get('roofline_pct'), '.0f')} | {fmt(best.get('speedup_vs_seed'))} | "
+            f"{fmt(best.get('roofline_pct'), '.0f')} | {fmt(best.get('copy_pct'), '.0f')} | "
+            f"{fmt(best.get('speedup_vs_seed'))} | "
             f"{fmt(r['evaluations_per_minute'], '.1f')} | {r['outcome']} | "
             f"{best.get('description', '')} |")
     table = "\n".join(rows)

@@ -39,18 +39,23 @@ def main() -> int:
     ap.add_argument("--samples", default="", help="comma-separated subset")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    names = sorted(p.name for p in (ROOT / "sample_kernels").iterdir() if (p / "seed.py").exists())
+    # every sample's Triton seed, then the CUDA C seeds (label "NAME (cuda)")
+    seeds = sorted((p.name, p / "seed.py") for p in (ROOT / "sample_kernels").iterdir()
+                   if (p / "seed.py").exists())
+    seeds += sorted((f"{p.name} (cuda)", p / "seed_cuda.py")
+                    for p in (ROOT / "sample_kernels").iterdir() if (p / "seed_cuda.py").exists())
     if args.samples:
-        names = [n for n in names if n in args.samples.split(",")]
+        wanted = args.samples.split(",")
+        seeds = [(label, path) for label, path in seeds if label.split(" ")[0] in wanted]
     rows, data = [], {}
     with EvaluatorPool("auto") as pool:
         facts = pool.device_facts() or {}
         print(f"device: {facts.get('name', pool.devices[0])}  copy {facts.get('copy_bytes_per_s', 0) / 1e12:.3f} TB/s"
               f"  bf16 matmul {facts.get('matmul_flops_per_s', 0) / 1e12:.0f} TFLOP/s", flush=True)
         throughput_n, throughput_s = 0, 0.0
-        for name in names:
-            task = resolve_task(ROOT / "sample_kernels" / name)
-            seed = task.seed_path.read_text()
+        for name, seed_path in seeds:
+            task = resolve_task(seed_path.parent)
+            seed = seed_path.read_text()
             results = []
             for _ in range(args.runs):
                 r = pool.evaluate(EvalRequest(task=task, source=seed))
@@ -80,14 +85,14 @@ def main() -> int:
                 "eager_us": last.eager_ms * 1000 if last.eager_ms else None,
                 "compile_us": last.compile_ms * 1000 if last.compile_ms else None,
                 "speedup_eager": last.speedup_eager, "speedup_compile": last.speedup_compile,
-                "roofline_pct": last.roofline_pct, "method": last.timing_method,
+                "roofline_pct": last.roofline_pct, "copy_pct": last.copy_pct, "method": last.timing_method,
                 "within_run_spread_pct": last.spread_pct, "across_runs_spread_pct": across,
                 "runs": len(times), "variant_seconds_each": dt / max(len(variants), 1),
                 "variants_accepted": sum(o.accepted for o in outcomes),
                 "variant_rejections": sorted({o.reason for o in outcomes if not o.accepted}),
                 "best_variant_us": best_variant.time_ms * 1000 if best_variant else None,
                 "variant_phases_s": {k: round(statistics.median(o.phases.get(k, 0.0) for o in outcomes), 3)
-                                     for k in ("load", "trials", "timing", "ghost", "judge")} if outcomes else {},
+                                     for k in ("load", "trials", "timing", "timer", "ghost", "judge")} if outcomes else {},
             }
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -98,14 +103,15 @@ def main() -> int:
         f"bf16 matmul {facts.get('matmul_flops_per_s', 0) / 1e12:.0f} TFLOP/s",
         "",
         "| sample | seed µs | eager µs | compile µs | seed vs eager | seed vs compile | % roofline "
-        "| spread in run | spread across runs | timing |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| % same-size copy | spread in run | spread across runs | timing |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['sample']} | {fmt(r['seed_us'], '.1f')} | {fmt(r['eager_us'], '.1f')} | {fmt(r['compile_us'], '.1f')} "
             f"| {fmt(r['speedup_eager'], '.2f', '×')} | {fmt(r['speedup_compile'], '.2f', '×')} "
-            f"| {fmt(r['roofline_pct'], '.1f', ' %')} | {fmt(r['within_run_spread_pct'], '.2f', ' %')} "
+            f"| {fmt(r['roofline_pct'], '.1f', ' %')} | {fmt(r['copy_pct'], '.1f', ' %')} "
+            f"| {fmt(r['within_run_spread_pct'], '.2f', ' %')} "
             f"| {fmt(r['across_runs_spread_pct'], '.2f', ' %')} ({r['runs']} runs) | {r['method']} |")
     lines += ["", f"Evaluation throughput: {fmt(data['throughput_per_min_per_gpu'], '.1f')} candidates/min/GPU "
               f"(param variants, each a fresh Triton compile)"]

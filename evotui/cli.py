@@ -130,6 +130,8 @@ def _print_result(task_name: str, candidate: Path, result) -> None:
                               f"{result.speedup_compile:.2f}×")
             if result.roofline_pct is not None:
                 table.add_row("roofline", f"{result.roofline_pct:.1f} % of measured peak")
+            if result.copy_pct is not None:
+                table.add_row("copy", f"{result.copy_pct:.1f} % of a copy of the same bytes")
     if result.launches:
         table.add_row("kernels", ", ".join(f"{k} ×{v}" for k, v in result.launches.items()))
     table.add_row("took", f"{result.wall_s:.1f} s")

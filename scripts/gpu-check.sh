@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
-# (PARAM_RUNS=1) the param-mutator search on every sample, then (AB_RUN=1) the advice A/B.
+# (SCALING=1) one GPU vs all, (PARAM_RUNS=1) the param-mutator search on every sample, then
+# (AB_RUN=1) the advice A/B. SKIP_TESTS=1 / SKIP_BENCH=1 leave out the first two.
 # Results go to $OUT (or ./gpu-results). The harness runs with what the lent machine has
 # (torch, triton, numpy, click, rich, pytest, cuda-python). The engine and the advice library
 # also need ollama, tinydb and platformdirs: when a .whl/ folder of cp312 wheels is carried
@@ -17,10 +18,14 @@ fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv | tee "$out/nvidia-smi-before.csv"
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__, "gpus", torch.cuda.device_count())'
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_eval_gpu.py tests/test_cuda_gpu.py ${PYTEST_ARGS:-} 2>&1 | tee "$out/gpu-tests.log"
+  python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_eval_gpu.py tests/test_cuda_gpu.py \
+    tests/test_dask_pool.py ${PYTEST_ARGS:-} 2>&1 | tee "$out/gpu-tests.log"
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/bench_samples.py --out "$out" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
+fi
+if [ "${SCALING:-0}" = 1 ]; then
+  python3 bench/bench_scaling.py --out "$out" ${SCALING_ARGS:-} 2>&1 | tee "$out/scaling.log"
 fi
 if [ "${PARAM_RUNS:-0}" = 1 ]; then
   python3 bench/bench_param_runs.py --out "$out/param-runs" ${PARAM_ARGS:-} 2>&1 | tee "$out/param-runs.log"

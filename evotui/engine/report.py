@@ -30,6 +30,7 @@ def _metrics(c: Candidate | None) -> dict[str, Any] | None:
         "speedup_eager": c.speedup_eager,
         "speedup_compile": c.speedup_compile,
         "roofline_pct": c.roofline_pct,
+        "copy_pct": c.extra.get("copy_pct"),
         "interpreter": bool(c.extra.get("interpreter")),
     }
 

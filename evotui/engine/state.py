@@ -102,7 +102,8 @@ class RunState:
         c.time_ms, c.speedup_eager, c.speedup_compile = r.time_ms, r.speedup_eager, r.speedup_compile
         c.roofline_pct = r.roofline_pct
         c.extra.update(spread_pct=r.spread_pct, interpreter=r.interpreter,
-                       wall_s=round(r.wall_s, 3), timing_method=r.timing_method)
+                       wall_s=round(r.wall_s, 3), timing_method=r.timing_method,
+                       copy_pct=r.copy_pct)
         self.population.add(c)
         self.tried.add(config_key(c.source))
         self.eval_seconds += r.wall_s

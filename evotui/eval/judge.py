@@ -265,9 +265,23 @@ class Judge:
         base = self.baselines(req)
         out = {"roofline_pct": 100.0 * floor_ms / median, "roofline": roof,
                "eager_ms": base.get("eager_ms"), "compile_ms": base.get("compile_ms")}
+        if roof["bytes"] / facts["copy_bytes_per_s"] >= roof["flops"] / facts["matmul_flops_per_s"]:
+            out["copy_ms"] = self._copy_ms(int(roof["bytes"]))
+            out["copy_pct"] = 100.0 * out["copy_ms"] / median
         out["speedup_eager"] = base["eager_ms"] / median if base.get("eager_ms") else None
         out["speedup_compile"] = base["compile_ms"] / median if base.get("compile_ms") else None
         return out
+
+    def _copy_ms(self, nbytes: int) -> float:
+        """A device-to-device copy moving ``nbytes`` in all (half read, half written), timed
+        like candidates; cached per size."""
+        key = f"copy:{nbytes}"
+        if key not in self.baseline_cache:
+            src = self.torch.empty(max(nbytes // 2, 1), dtype=self.torch.int8, device=self.device)
+            dst = self.torch.empty_like(src)
+            self.baseline_cache[key] = {"ms": self.timer.time(lambda: dst.copy_(src)).median_ms}
+            del src, dst
+        return self.baseline_cache[key]["ms"]
 
     def check_ab(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         """The outputs of an A/B timing must be right too (a candidate cannot be fast only

@@ -356,6 +356,7 @@ class EvaluatorPool:
             speedup_eager=None if interpreter else details.get("speedup_eager"),
             speedup_compile=None if interpreter else details.get("speedup_compile"),
             roofline_pct=None if interpreter else details.get("roofline_pct"),
+            copy_pct=None if interpreter else details.get("copy_pct"),
             max_abs_err=details.get("max_abs_err"),
             launches=details.get("launches") or {},
             wall_s=wall_s,

@@ -35,6 +35,9 @@ class EvalResult:
     speedup_eager: float | None = None
     speedup_compile: float | None = None
     roofline_pct: float | None = None
+    # memory-bound tasks: a plain device copy of the same bytes (read + write) vs the candidate,
+    # in %: the roofline at this size, launch and tail effects included
+    copy_pct: float | None = None
     max_abs_err: float | None = None
     launches: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
