@@ -29,6 +29,7 @@ if "--cuda" not in sys.argv:
     os.environ["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -40,8 +41,8 @@ import torch  # noqa: E402
 
 from backends.triton_backend.interpreter_fixes import apply_interpreter_fixes  # noqa: E402
 from evotui.task import (  # noqa: E402
+    TaskError,
     load_module,
-    load_spec_module,
     make_init_inputs,
     make_inputs,
     read_meta,
@@ -53,6 +54,16 @@ DEFAULT_TOL = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (1e-2, 1e-2),
                torch.float16: (1e-2, 1e-2)}
 INPUT_SEED = 1234
 MODEL_SEED = 42
+
+
+def load_spec_module(path: str | Path):
+    """Import a seed as a real module (Triton's @jit reads the kernels' source from the file)."""
+    spec = importlib.util.spec_from_file_location("evotui_seed_mod", path)
+    if spec is None or spec.loader is None:
+        raise TaskError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _clone(x):
