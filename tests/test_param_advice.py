@@ -39,6 +39,10 @@ def test_hints_from_template_tunables_and_text():
     assert [(h.base, h.old, h.new, h.direction) for h in tunable_hints(text)] == [
         ("block_size", 1024, 4096, 1), ("num_stages", 2, 3, 1)]
     assert tunable_hints({"text": "Use vectorized 128-bit loads."}) == ()
+    # on/off knobs move to and from 0
+    assert tunable_hints({"text": "ONE_PASS 0→1 helped"}) == (TunableHint("ONE_PASS", 1, 0),)
+    off = Advice("c", "x", conditions={"template": {"changes": {"ONE_PASS": [1, 0]}}})
+    assert tunable_hints(off) == (TunableHint("ONE_PASS", 0, 1),)
 
 
 def test_follow_by_exact_name_then_by_family_and_direction():

@@ -2,7 +2,8 @@
 
 A tunable is an integer literal that can change without touching the rest of the program:
 
-- declared: ``TUNABLES = {"NAME": [choices, ...]}`` names a module-level ``NAME = <int>``;
+- declared: ``TUNABLES = {"NAME": [choices, ...]}`` names a module-level ``NAME = <int>``
+  (declared choices may include 0, for on/off knobs such as ``"ONE_PASS": [0, 1]``);
 - discovered: a module-level UPPERCASE int constant whose name contains BLOCK, WARPS, STAGES,
   GROUP, SPLIT, TILE or CHUNK, with choices around its current value (this applies to names
   that TUNABLES leaves out too; declare a single choice, ``"NAME": [64]``, to freeze one);
@@ -47,8 +48,8 @@ class _Site:
     end: int
 
 
-def _is_int_literal(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
+def _is_int_literal(node: ast.AST | None, minimum: int = 1) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value >= minimum
 
 
 def _matches_keyword(name: str) -> bool:
@@ -113,7 +114,7 @@ def _declared(node: ast.expr | None) -> dict[str, tuple[int, ...]]:
             continue
         if not isinstance(value, ast.List | ast.Tuple):
             continue
-        ints = {e.value for e in value.elts if _is_int_literal(e)}
+        ints = {e.value for e in value.elts if _is_int_literal(e, minimum=0)}
         if ints:
             out[key.value] = tuple(sorted(ints))
     return out
@@ -146,7 +147,7 @@ class TunableSource:
             for name, value in _bindings(stmt):
                 if name == DECLARATION:
                     declared = _declared(value)
-                elif _is_int_literal(value):
+                elif _is_int_literal(value, minimum=0):
                     assert isinstance(value, ast.Constant)
                     consts[name] = value
                 else:
@@ -154,6 +155,8 @@ class TunableSource:
         for name, node in consts.items():
             if name in declared:
                 choices = declared[name]
+            elif node.value == 0:
+                continue  # 0 is a tunable value only where TUNABLES declares it
             elif name.isupper() and _matches_keyword(name):
                 choices = default_choices(name, node.value)
             else:

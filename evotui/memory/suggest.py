@@ -57,7 +57,7 @@ def _int(v: Any) -> int | None:
         n = int(v)
     except (TypeError, ValueError):
         return None
-    return n if n > 0 else None
+    return n if n >= 0 else None
 
 
 def _from_mapping(changes: Mapping[str, Any]) -> list[TunableHint]:
