@@ -88,6 +88,7 @@ def test_the_op_policy_is_suspended_around_the_harness_host_code(rmsnorm, launch
 
 def test_guard_bands_surround_each_buffer_and_the_judge_finds_a_write_past_the_end(
         rmsnorm, launches, tmp_path, monkeypatch):
+    from evotui.eval.candidate_runner import _bands_damaged
     from evotui.eval.judge import Judge, Reject
     from evotui.eval.protocol import dump_tensor
 
@@ -113,8 +114,11 @@ def test_guard_bands_surround_each_buffer_and_the_judge_finds_a_write_past_the_e
 
     judge = Judge("cpu")
     judge._check_guards(report(bands), 1, "trial 1")  # untouched: fine
+    assert not _bands_damaged(bands, 1234)
     # a kernel's stray store of 4 bytes just past the end of y
     ctypes.memmove(y.data_ptr() + y.numel() * y.element_size(), b"\x00\x00\x80\x3f", 4)
+    # the worker then skips timing (an exact-size buffer would take the stray store next)
+    assert _bands_damaged(bands, 1234)
     with pytest.raises(Reject) as e:
         judge._check_guards(report(bands), 1, "trial 1")
     assert e.value.reason == reasons.OUT_OF_BOUNDS

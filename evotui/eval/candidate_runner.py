@@ -254,6 +254,7 @@ class CandidateRunner:
         # dialects whose harness allocates the buffers (CUDA C) put guard bands around them
         # during the trials; their bytes go to the judge, which checks them (out_of_bounds)
         guarded = hasattr(self.recorder, "arm_guards")
+        bands_damaged = False
         for i, trial in enumerate(req["trials"]):
             policy = OpPolicy(allow)
             if guarded:
@@ -273,12 +274,16 @@ class CandidateRunner:
                 report["trials"][-1]["guards"] = [
                     {"label": label, **self._dump([band], scratch, f"t{i}_g{k}")[0]}
                     for k, (label, band) in enumerate(bands)]
+                bands_damaged = bands_damaged or _bands_damaged(bands, trial["seed"])
             for name, count in self.recorder.launches.items():
                 report["launches"][name] = report["launches"].get(name, 0) + count
             del inputs, outs
 
         phases["trials"], clock = time.perf_counter() - clock, time.perf_counter()
-        if req.get("time") and not report["policy"]:
+        # Not a verdict (the judge checks the bands itself): a kernel that wrote past a
+        # guarded buffer would write past an exact-size one while being timed and could kill
+        # the context before the judge sees the evidence, so it is not timed.
+        if req.get("time") and not report["policy"] and not bands_damaged:
             report["timing"] = self._time(req, run, model_for, task, shapes, scratch, allow,
                                           phases)
         phases["timing"], clock = time.perf_counter() - clock, time.perf_counter()
@@ -384,6 +389,13 @@ class CandidateRunner:
             "inputs_after": inputs_after,
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
         }
+
+
+def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:
+    from backends.cuda_backend.guards import pattern
+
+    return any(not band.cpu().equal(pattern(trial_seed, k, band.numel()))
+               for k, (_, band) in enumerate(bands))
 
 
 def _child_processes() -> list[int]:

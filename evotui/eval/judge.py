@@ -197,6 +197,8 @@ class Judge:
             for k in worst:
                 details[k] = max(details[k], worst[k])
         timing = report.get("timing")
+        if req.get("time") and timing is None:  # only trials that failed a check go untimed
+            raise Reject(reasons.TAMPERED, "the report holds no timing")
         if timing:
             self._judge_timing(req, timing)
         ghost = report.get("ghost") or {}
@@ -354,8 +356,6 @@ def _check_report_answers_request(req: dict[str, Any], report: dict[str, Any]) -
     if got != asked:
         raise Reject(reasons.TAMPERED, f"the report holds {len(got)} trials, not the {len(asked)} asked for")
     timing = report.get("timing")
-    if req.get("time") and timing is None:
-        raise Reject(reasons.TAMPERED, "the report holds no timing")
     if timing is not None:
         timing_seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
         sets = [e.get("seed") for e in timing.get("inputs_after") or []]
