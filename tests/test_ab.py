@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from evotui import ab, ab_report, cli_ab
 from evotui.ab_report import RunRecord
 from evotui.cli import main
+from evotui.engine.tunables import find_tunables
 from evotui.eval.results import EvalResult
 from evotui.memory import AdviceStore
 from tests.conftest import SAMPLES
@@ -31,6 +32,24 @@ def rmsnorm_cost(source: str) -> EvalResult:
     return EvalResult(True, "accepted", "ok", time_ms=t, spread_pct=0.2)
 
 
+def narrowed(name: str, root) -> str:
+    """A copy of sample ``name`` whose seed moves only BLOCK_SIZE and NUM_WARPS (every other
+    declared knob frozen at its default): the landscape ``rmsnorm_cost`` models."""
+    src = SAMPLES / name
+    dst = root / "samples" / name
+    dst.mkdir(parents=True)
+    (dst / "task.py").write_text((src / "task.py").read_text())
+    seed = (src / "seed.py").read_text()
+    for t in find_tunables(seed):
+        if t.name not in ("BLOCK_SIZE", "NUM_WARPS"):
+            seed, n = re.subn(rf'"{t.name}": \[[^\]]*\]', f'"{t.name}": [{t.value}]', seed)
+            assert n == 1, t.name
+    assert {t.name for t in find_tunables(seed) if len(t.choices) > 1} == {"BLOCK_SIZE",
+                                                                         "NUM_WARPS"}
+    (dst / "seed.py").write_text(seed)
+    return str(dst)
+
+
 @pytest.fixture
 def user_home(tmp_path, monkeypatch):
     home = tmp_path / "user-home"
@@ -45,8 +64,8 @@ def user_home(tmp_path, monkeypatch):
 def test_learning_on_fp16_makes_bf16_reach_the_target_sooner(tmp_path, user_home):
     home, mine = user_home
     before = (home / "advice.json").read_bytes()
-    spec = ab.ABSpec(task=str(SAMPLES / "rmsnorm"), learn=str(SAMPLES / "rmsnorm_fp16"),
-                     out=tmp_path / "ab", seeds=3, iterations=8, target_speedup=1.75,
+    spec = ab.ABSpec(task=narrowed("rmsnorm", tmp_path),
+                     learn=narrowed("rmsnorm_fp16", tmp_path), out=tmp_path / "ab", seeds=3, iterations=8, target_speedup=1.75,
                      concurrency=1)
     lines: list[str] = []
     data = asyncio.run(ab.ABRunner(spec, FakeEvaluator(rmsnorm_cost), lines.append).run())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from evotui.engine.tunables import find_tunables, set_tunables
 from evotui.eval import EvalRequest
 from evotui.task import resolve_task
 from tests.conftest import SAMPLES
@@ -32,3 +33,29 @@ def test_ignoring_the_weights_is_caught(cpu_pool):
         pytest.skip("seed does not multiply by the weight in a recognisable way")
     result = cpu_pool.evaluate(EvalRequest(task=task, source=broken))
     assert not result.accepted and result.reason == "mismatch", (result.reason, result.message)
+
+
+# the Triton seeds whose tunables reach beyond launch options (rows per program, pipelining,
+# one-pass paths): every declared knob must keep them correct
+RICH = ["add_gelu", "cross_entropy", "layernorm", "rmsnorm", "rmsnorm_fp16", "rmsnorm_wide",
+        "row_sum", "softmax"]
+
+
+def corners(source: str) -> list[dict[str, int]]:
+    """Every tunable at its largest choice; then the same with the smallest BLOCK_SIZE (row
+    loops over several chunks, one-pass knobs falling back to the looping kernel)."""
+    found = find_tunables(source)
+    top = {t.name: max(t.choices) for t in found}
+    out = [top]
+    if "BLOCK_SIZE" in top:
+        out.append({**top, "BLOCK_SIZE": min(t.choices for t in found if t.name == "BLOCK_SIZE")[0]})
+    return out
+
+
+@pytest.mark.parametrize("name", RICH)
+def test_tunable_corners_are_accepted_on_the_interpreter(cpu_pool, name):
+    task = resolve_task(SAMPLES / name)
+    seed = task.seed_path.read_text()
+    for values in corners(seed):
+        result = cpu_pool.evaluate(EvalRequest(task=task, source=set_tunables(seed, values)))
+        assert result.accepted, (values, result.reason, result.message)

@@ -1,6 +1,7 @@
 """Tunables: finding, rewriting in place, config keys, and the param mutator."""
 
 import ast
+import math
 import random
 from pathlib import Path
 
@@ -35,12 +36,26 @@ def by_name(source):
     return {t.name: t for t in find_tunables(source)}
 
 
-def test_softmax_seed_declares_num_warps():
+def test_softmax_seed_declares_its_knobs():
     found = by_name(SEED.read_text())
-    assert set(found) == {"NUM_WARPS"}
-    t = found["NUM_WARPS"]
-    assert t.value == 8
-    assert t.choices == (1, 2, 4, 8, 16, 32)
+    assert set(found) == {"NUM_WARPS", "ROWS_PER_PROGRAM", "NUM_STAGES"}
+    assert {n: t.value for n, t in found.items()} == {
+        "NUM_WARPS": 8, "ROWS_PER_PROGRAM": 1, "NUM_STAGES": 1}
+    assert found["NUM_WARPS"].choices == (1, 2, 4, 8, 16, 32)
+    assert found["ROWS_PER_PROGRAM"].choices == (1, 2, 4, 8, 16)
+    assert found["NUM_STAGES"].choices == (1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("name", ["add_gelu", "cross_entropy", "layernorm", "rmsnorm",
+                                  "rmsnorm_fp16", "rmsnorm_wide", "row_sum", "softmax"])
+def test_sample_seeds_have_room_for_a_64_evaluation_search(name):
+    """A param run evaluates 64 candidates per sample: each Triton seed's declared space holds
+    more than that, and its defaults (the naive seed itself) are among the choices."""
+    source = (SEED.parents[1] / name / "seed.py").read_text()
+    found = find_tunables(source)
+    assert all(t.value in t.choices for t in found)
+    assert math.prod(len(t.choices) for t in found) >= 64
+    assert {"NUM_WARPS", "NUM_STAGES"} <= {t.name for t in found}
 
 
 def test_declared_discovered_and_launch_tunables():
@@ -77,6 +92,17 @@ def test_second_launch_of_same_kernel_is_named_apart():
     found = by_name(src)
     assert len([n for n in found if n.startswith("launch:k") and n.endswith(":num_warps")]) == 2
     assert sorted(t.value for t in found.values()) == [4, 8]
+
+
+def test_declared_on_off_knob_may_be_zero():
+    src = 'ONE_PASS = 0\nBLOCK_SIZE = 0\nTUNABLES = {"ONE_PASS": [0, 1], "NUM_WARPS": [0, 4]}\n'
+    found = by_name(src)
+    assert set(found) == {"ONE_PASS"}  # an undeclared 0 is no tunable
+    assert found["ONE_PASS"].value == 0 and found["ONE_PASS"].choices == (0, 1)
+    on = set_tunables(src, {"ONE_PASS": 1})
+    assert on.startswith("ONE_PASS = 1\n") and by_name(on)["ONE_PASS"].value == 1
+    m = ParamMutator().mutate(src, random.Random(0))
+    assert m is not None and m.changes == {"ONE_PASS": (0, 1)}
 
 
 def test_rebound_constant_is_not_tunable():
@@ -127,12 +153,16 @@ def test_mutation_is_deterministic_and_respects_declared_choices():
         rng = random.Random(1234)
         runs.append([ParamMutator().mutate(seed, rng) for _ in range(20)])
     assert runs[0] == runs[1]
+    declared = by_name(seed)
     for m in runs[0]:
         assert isinstance(m, ParamMutation)
-        ((old, new),) = m.changes.values()
-        assert old == 8 and new in (1, 2, 4, 16, 32)
-        assert m.description == f"NUM_WARPS 8→{new}"
-        assert m.source == seed.replace("NUM_WARPS = 8", f"NUM_WARPS = {new}")
+        assert 1 <= len(m.changes) <= 2
+        expected = seed
+        for name, (old, new) in m.changes.items():
+            assert old == declared[name].value and new in declared[name].choices and new != old
+            expected = expected.replace(f"\n{name} = {old}\n", f"\n{name} = {new}\n")
+        assert m.description == ", ".join(f"{n} {o}→{v}" for n, (o, v) in m.changes.items())
+        assert m.source == expected
 
 
 def test_mutation_changes_between_one_and_max_changes():
