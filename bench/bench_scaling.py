@@ -6,7 +6,7 @@ For each pool (first ``cuda:0`` alone, then every visible GPU), every lane is wa
 sample's seed (this first evaluation also compiles and times eager and torch.compile, which
 the judge caches per lane), then a batch of parameter variants is evaluated with one request
 in flight per lane. The two batches are disjoint halves of the same variant list (alternate
-picks), so neither pass reuses the other's Triton compiles. Prints candidates per minute for
+picks), and each pass starts with an empty Triton cache of its own, so both compile from cold. Prints candidates per minute for
 each pool, their ratio and the harness overhead per candidate (wall time minus the time the
 worker spent timing), and writes bench_scaling.{md,json} under --out.
 """
@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,6 +46,8 @@ def variants(task: TaskRef, n: int) -> list[str]:
 
 
 def run_pool(device: str, batch: list[tuple[TaskRef, str]], tasks: list[TaskRef]) -> dict:
+    # the workers inherit the environment: a fresh compile cache for this pass
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="evotui-scaling-triton-")
     with EvaluatorPool(device) as pool:
         lanes = len(pool.devices)
         with ThreadPoolExecutor(lanes) as ex:

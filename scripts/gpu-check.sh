@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
 # (SCALING=1) one GPU vs all, (PARAM_RUNS=1) the param-mutator search on every sample, then
-# (AB_RUN=1) the advice A/B. SKIP_TESTS=1 / SKIP_BENCH=1 leave out the first two.
+# (AB_RUN=1) the advice A/B. SKIP_TESTS=1 / SKIP_BENCH=1 leave out the first two;
+# PYTEST_K selects GPU tests by keyword expression.
 # Results go to $OUT (or ./gpu-results). The harness runs with what the lent machine has
 # (torch, triton, numpy, click, rich, pytest, cuda-python). The engine and the advice library
 # also need ollama, tinydb and platformdirs: when a .whl/ folder of cp312 wheels is carried
@@ -19,7 +20,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --fo
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__, "gpus", torch.cuda.device_count())'
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_eval_gpu.py tests/test_cuda_gpu.py \
-    tests/test_dask_pool.py ${PYTEST_ARGS:-} 2>&1 | tee "$out/gpu-tests.log"
+    tests/test_dask_pool.py ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/bench_samples.py --out "$out" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
