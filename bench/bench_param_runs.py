@@ -53,6 +53,25 @@ async def one(name: str, pool: EvaluatorPool, out: Path, iterations: int, cap_s:
     return result.report
 
 
+def write_table(reports: dict[str, dict], out: Path) -> str:
+    rows = ["| sample | evaluated | accepted | seed ×eager | best ×eager | best ×compile | "
+            "best % roofline | best % same-size copy | best vs seed | evals/min | outcome | "
+            "best change |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, r in reports.items():
+        seed, best = r.get("seed") or {}, r.get("best") or {}
+        rows.append(
+            f"| {name} | {r['evaluated']} | {r['accepted']} | {fmt(seed.get('speedup_eager'))} | "
+            f"{fmt(best.get('speedup_eager'))} | {fmt(best.get('speedup_compile'))} | "
+            f"{fmt(best.get('roofline_pct'), '.0f')} | {fmt(best.get('copy_pct'), '.0f')} | "
+            f"{fmt(best.get('speedup_vs_seed'))} | {fmt(r['evaluations_per_minute'], '.1f')} | "
+            f"{r['outcome']} | {best.get('description', '')} |")
+    table = "\n".join(rows)
+    (out / "param_runs.md").write_text(table + "\n")
+    (out / "param_runs.json").write_text(json.dumps(reports, indent=1))
+    return table
+
+
 async def main_async(args: argparse.Namespace) -> int:
     names = sorted(p.name for p in (ROOT / "sample_kernels").iterdir() if (p / "seed.py").exists())
     if args.samples:
@@ -67,22 +86,8 @@ async def main_async(args: argparse.Namespace) -> int:
             r = reports[name]
             print(f"{name}: {r['outcome']} after {r['evaluated']} children in "
                   f"{time.monotonic() - t0:.0f} s", flush=True)
-    rows = ["| sample | evaluated | accepted | seed ×eager | best ×eager | best ×compile | "
-            "best % roofline | best % same-size copy | best vs seed | evals/min | outcome | best change |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for name, r in reports.items():
-        seed, best = r.get("seed") or {}, r.get("best") or {}
-        rows.append(
-            f"| {name} | {r['evaluated']} | {r['accepted']} | {fmt(seed.get('speedup_eager'))} | "
-            f"{fmt(best.get('speedup_eager'))} | {fmt(best.get('speedup_compile'))} | "
-            f"{fmt(best.get('roofline_pct'), '.0f')} | {fmt(best.get('copy_pct'), '.0f')} | "
-            f"{fmt(best.get('speedup_vs_seed'))} | "
-            f"{fmt(r['evaluations_per_minute'], '.1f')} | {r['outcome']} | "
-            f"{best.get('description', '')} |")
-    table = "\n".join(rows)
-    print(table)
-    (args.out / "param_runs.md").write_text(table + "\n")
-    (args.out / "param_runs.json").write_text(json.dumps(reports, indent=1))
+            write_table(reports, args.out)  # after each sample: a cut-short bench keeps its rows
+    print(write_table(reports, args.out))
     return 0
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
-# (SCALING=1) one GPU vs all, (PARAM_RUNS=1) the param-mutator search on every sample, then
+# (PARAM_RUNS=1) the param-mutator search on every sample, (SCALING=1) one GPU vs all, then
 # (AB_RUN=1) the advice A/B. SKIP_TESTS=1 / SKIP_BENCH=1 leave out the first two;
 # PYTEST_K selects GPU tests by keyword expression.
 # Results go to $OUT (or ./gpu-results). The harness runs with what the lent machine has
@@ -25,11 +25,11 @@ fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/bench_samples.py --out "$out" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
 fi
-if [ "${SCALING:-0}" = 1 ]; then
-  python3 bench/bench_scaling.py --out "$out" ${SCALING_ARGS:-} 2>&1 | tee "$out/scaling.log"
-fi
 if [ "${PARAM_RUNS:-0}" = 1 ]; then
   python3 bench/bench_param_runs.py --out "$out/param-runs" ${PARAM_ARGS:-} 2>&1 | tee "$out/param-runs.log"
+fi
+if [ "${SCALING:-0}" = 1 ]; then
+  python3 bench/bench_scaling.py --out "$out" ${SCALING_ARGS:-} 2>&1 | tee "$out/scaling.log"
 fi
 if [ "${AB_RUN:-0}" = 1 ]; then
   python3 -m evotui ab sample_kernels/rmsnorm --learn sample_kernels/rmsnorm_fp16 --device cuda \
