@@ -86,3 +86,41 @@ def test_ab_outputs_are_checked(gpu_pool, softmax_task):
     cheat = (SOFTMAX / "gpu_cheat_replay_late.py").read_text()
     result = gpu_pool.compare(softmax_task, seed, cheat)
     assert not result.ok and result.reason == "stale_output", result
+
+
+def _gpu_memory_mib(pid: int) -> int | None:
+    import subprocess
+
+    out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                          "--format=csv,noheader,nounits"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        p, _, mib = line.partition(",")
+        if p.strip() == str(pid):
+            return int(mib)
+    return None
+
+
+def test_a_long_run_does_not_grow_the_workers_gpu_memory(gpu_pool):
+    """Regression: the unwritten-output poisoning used to claim a fresh segment of twice the
+    input size on every trial; a worker on row_sum (8192×8192 fp32) ran out of memory after
+    ~70 evaluations."""
+    import random
+
+    from evotui.engine.param_mutator import ParamMutator
+    from evotui.task import resolve_task
+
+    task = resolve_task(SAMPLES / "row_sum")
+    seed = task.seed_path.read_text()
+    rng, tried = random.Random(0), set()
+    variants = [m.source for m in (ParamMutator().mutate(seed, rng, tried) for _ in range(14)) if m]
+    for source in [seed] + variants[:3]:  # warm: caches reach their working size
+        assert gpu_pool.evaluate(EvalRequest(task=task, source=source)).accepted
+    pids = [lane.candidate.proc.pid for lane in gpu_pool.lanes]
+    before = [_gpu_memory_mib(p) for p in pids]
+    if None in before:
+        pytest.skip("nvidia-smi does not list this container's processes")
+    for source in variants[3:]:
+        assert gpu_pool.evaluate(EvalRequest(task=task, source=source)).accepted
+    after = [_gpu_memory_mib(p) for p in pids]
+    growth = [a - b for a, b in zip(after, before, strict=True)]
+    assert max(growth) < 1024, f"candidate workers grew by {growth} MiB over {len(variants) - 3} evaluations"
