@@ -1,7 +1,7 @@
 """Naive Triton cross-entropy: one program per row computes logsumexp(row) - row[target] in two
 passes (max, then sum of exponentials) into a per-row buffer; a second single-program kernel
 averages the buffer.
-Knobs: BLOCK_SIZE, NUM_WARPS, ROWS_PER_PROGRAM, NUM_STAGES (pipelining), ONE_PASS (row kept in registers), REDUCE_BLOCK."""
+Knobs: BLOCK_SIZE, NUM_WARPS, ROWS_PER_PROGRAM, NUM_STAGES (pipelining), ONE_PASS (the whole row in one block, kept in registers), REDUCE_BLOCK."""
 
 import torch
 import torch.nn as nn
@@ -13,6 +13,7 @@ NUM_WARPS = 4
 ROWS_PER_PROGRAM = 1
 NUM_STAGES = 1
 ONE_PASS = 0
+ONE_PASS_MAX_COLS = 16384  # longer rows use the looping kernel
 REDUCE_BLOCK = 1024
 TUNABLES = {
     "BLOCK_SIZE": [256, 512, 1024, 2048, 4096, 8192],
@@ -82,9 +83,10 @@ class ModelNew(nn.Module):
         n_rows, n_cols = x.shape
         losses = torch.empty(n_rows, dtype=torch.float32, device=x.device)
         grid = (triton.cdiv(n_rows, ROWS_PER_PROGRAM),)
-        if ONE_PASS and BLOCK_SIZE >= n_cols:
+        whole_row = triton.next_power_of_2(n_cols)  # ONE_PASS: one block per row
+        if ONE_PASS and whole_row <= ONE_PASS_MAX_COLS:
             row_loss_one_pass_kernel[grid](x, t, losses, n_rows, n_cols, x.stride(0),
-                                           BLOCK=BLOCK_SIZE, ROWS=ROWS_PER_PROGRAM,
+                                           BLOCK=whole_row, ROWS=ROWS_PER_PROGRAM,
                                            STAGES=NUM_STAGES, num_warps=NUM_WARPS)
         else:
             row_loss_kernel[grid](x, t, losses, n_rows, n_cols, x.stride(0), BLOCK=BLOCK_SIZE,

@@ -1,6 +1,6 @@
 """Naive Triton LayerNorm: one program per row, three passes over the row in BLOCK_SIZE chunks
 (mean, variance, then normalise with weight and bias), all in fp32.
-Knobs: BLOCK_SIZE, NUM_WARPS, ROWS_PER_PROGRAM, NUM_STAGES (pipelining), ONE_PASS (row kept in registers)."""
+Knobs: BLOCK_SIZE, NUM_WARPS, ROWS_PER_PROGRAM, NUM_STAGES (pipelining), ONE_PASS (the whole row in one block, kept in registers)."""
 
 import torch
 import torch.nn as nn
@@ -12,6 +12,7 @@ NUM_WARPS = 4
 ROWS_PER_PROGRAM = 1
 NUM_STAGES = 1
 ONE_PASS = 0
+ONE_PASS_MAX_COLS = 16384  # longer rows use the looping kernel
 TUNABLES = {
     "BLOCK_SIZE": [256, 512, 1024, 2048, 4096, 8192],
     "NUM_WARPS": [1, 2, 4, 8, 16, 32],
@@ -87,10 +88,11 @@ class ModelNew(nn.Module):
         y = torch.empty_like(x2)
         n_rows = x2.shape[0]
         grid = (triton.cdiv(n_rows, ROWS_PER_PROGRAM),)
-        if ONE_PASS and BLOCK_SIZE >= n_cols:
+        whole_row = triton.next_power_of_2(n_cols)  # ONE_PASS: one block per row
+        if ONE_PASS and whole_row <= ONE_PASS_MAX_COLS:
             layernorm_one_pass_kernel[grid](x2, self.ln.weight, self.ln.bias, y, n_rows, n_cols,
                                             x2.stride(0), y.stride(0), self.ln.eps,
-                                            BLOCK=BLOCK_SIZE, ROWS=ROWS_PER_PROGRAM,
+                                            BLOCK=whole_row, ROWS=ROWS_PER_PROGRAM,
                                             STAGES=NUM_STAGES, num_warps=NUM_WARPS)
         else:
             layernorm_kernel[grid](x2, self.ln.weight, self.ln.bias, y, n_rows, n_cols,
