@@ -210,6 +210,38 @@ def messy_replies(parent_source: str = PARENT) -> list[MessyCase]:
             error="truncated",
         ),
         MessyCase(
+            "unified_diff_in_a_fence_with_wrong_line_numbers",
+            "Change the warps:\n```diff\n--- a/kernel.py\n+++ b/kernel.py\n"
+            "@@ -40,7 +40,7 @@ import triton\n import triton.language as tl\n \n"
+            "-NUM_WARPS = 8\n+NUM_WARPS = 4\n \n \n@triton.jit\n```\nThat should help.",
+            "diff",
+            contains=("NUM_WARPS = 4",),
+            absent=("NUM_WARPS = 8",),
+        ),
+        MessyCase(
+            "unified_diff_two_hunks_no_fence_context_lost_its_space",
+            "@@ -8 +8 @@\n-NUM_WARPS = 8\n+NUM_WARPS = 16\n\n"
+            "@@ -17,3 +17,3 @@\n     x = x - tl.max(x, axis=0)\n-    e = tl.exp(x)\n"
+            "+    e = tl.exp2(x * 1.4426950408889634)\n     y = e / tl.sum(e, axis=0)\n"
+            "\nBoth changes are safe.",
+            "diff",
+            contains=("NUM_WARPS = 16", "tl.exp2(x * 1.4426950408889634)"),
+            absent=("e = tl.exp(x)",),
+        ),
+        MessyCase(
+            "unified_diff_against_lines_the_parent_lacks",
+            "```diff\n@@ -1,2 +1,2 @@\n-BLOCK = 1024\n+BLOCK = 2048\n```",
+            "diff",
+            error="diff hunk 1 of 1 did not match",
+        ),
+        MessyCase(
+            "unfenced_program_between_prose",
+            f"Sure, here is the new version.\n\n{fewer_warps}\nIt uses four warps per row, "
+            "which should lower register pressure.\nLet me know!",
+            "full",
+            contains=("NUM_WARPS = 4",),
+        ),
+        MessyCase(
             "same_as_parent",
             f"The code is already good:\n```python\n{parent}```",
             "full",

@@ -1,7 +1,7 @@
 """Turn a messy small-model answer into a full candidate program.
 
-An answer may carry SEARCH/REPLACE blocks (applied to the parent) or a whole program in a
-fenced code block; around them there may be ``<think>`` sections, prose, extra fences and
+An answer may carry SEARCH/REPLACE blocks (applied to the parent), a whole program (fenced
+or not), or a unified diff (hunks located by content, see ``udiff``); around them there may be ``<think>`` sections, prose, extra fences and
 indentation drift. ``extract_program`` finds the program, applies what it must, and checks
 that the result parses and differs from the parent. It never raises on bad input: failures
 come back as ``PatchResult(source=None, error=...)`` with a message fit for the user.
@@ -13,6 +13,8 @@ import ast
 import difflib
 import re
 from dataclasses import dataclass
+
+from evotui.engine.udiff import has_hunks, parse_unified_diff
 
 PROGRAM_MARK = "class ModelNew"
 # what makes a code block a whole program, per dialect: a Triton module defines ModelNew, a
@@ -248,9 +250,9 @@ def _syntax_error(source: str) -> str | None:
 def _full_program(text: str) -> tuple[str | None, str | None]:
     blocks = _fenced_blocks(text)
     if not blocks:
-        bare = text.strip()
-        if _is_program(bare) and _syntax_error(bare) is None:
-            return bare, None  # an unfenced program, and nothing else
+        bare = _unfenced_program(text)
+        if bare is not None:
+            return bare, None
         return None, "no code in the reply"
     last = blocks[-1]
     if not last.closed and (last.lang in PY_TAGS or _is_program(last.code)):
@@ -266,6 +268,25 @@ def _full_program(text: str) -> tuple[str | None, str | None]:
         if _syntax_error(block.code) is None:
             return block.code, None
     return candidates[-1].code, None  # fails below with its syntax error
+
+
+_CODE_START = re.compile(r"^(import |from \S+ import |\"\"\"|\'\'\'|#|@triton|CUDA_SOURCE\b)")
+_MAX_TRAILING_PROSE = 40  # lines of prose after an unfenced program that are tried away
+
+
+def _unfenced_program(text: str) -> str | None:
+    """A program written without a fence, possibly between lines of prose: from the first
+    line that starts a module to the last line that still leaves it parsing."""
+    lines = text.strip().split("\n")
+    start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
+    if start is None:
+        return None
+    body = lines[start:]
+    for cut in range(min(_MAX_TRAILING_PROSE, len(body) - 1) + 1):
+        code = "\n".join(body[: len(body) - cut]).strip()
+        if _is_program(code) and _syntax_error(code) is None:
+            return code
+    return None
 
 
 def _same(a: str, b: str) -> bool:
@@ -289,7 +310,17 @@ def extract_program(reply: str, parent_source: str) -> PatchResult:
         mode = "full"
         source, error = _full_program(text)
         applied = 0
-        if error == "no code in the reply" or (error or "").startswith("no full program"):
+        unusable = source is None or _syntax_error(source) is not None
+        if unusable and has_hunks(text):
+            mode = "diff"
+            blocks = [_Block(search, replace) for search, replace in parse_unified_diff(text)]
+            source, error = _apply_blocks(parent, blocks) if blocks else (None, "empty diff")
+            if error is not None:
+                error = error.replace("SEARCH/REPLACE block", "diff hunk").replace(
+                    "its SEARCH starts", "its context starts").replace(
+                    "an empty SEARCH section", "no context or removed lines")
+            applied = len(blocks)
+        elif error == "no code in the reply" or (error or "").startswith("no full program"):
             mode = "none"
     if error is not None or source is None:
         return PatchResult(None, mode, error or "no program", 0)
