@@ -235,6 +235,13 @@ def messy_replies(parent_source: str = PARENT) -> list[MessyCase]:
             error="diff hunk 1 of 1 did not match",
         ),
         MessyCase(
+            "aider_original_updated_markers",
+            "```python\n<<<<<<< ORIGINAL\nNUM_WARPS = 8\n=======\nNUM_WARPS = 2\n"
+            ">>>>>>> UPDATED\n```",
+            "diff",
+            contains=("NUM_WARPS = 2",),
+        ),
+        MessyCase(
             "unfenced_program_between_prose",
             f"Sure, here is the new version.\n\n{fewer_warps}\nIt uses four warps per row, "
             "which should lower register pressure.\nLet me know!",

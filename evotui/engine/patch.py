@@ -29,9 +29,9 @@ PY_TAGS = {"", "python", "py", "python3", "py3", "triton"}
 _THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.IGNORECASE | re.DOTALL)
 _THINK_OPEN = re.compile(r"<(?:think|thinking)>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</(?:think|thinking)>", re.IGNORECASE)
-_SEARCH = re.compile(r"^\s*<{5,}\s*SEARCH\s*$", re.IGNORECASE)
+_SEARCH = re.compile(r"^\s*<{5,}\s*(SEARCH|ORIGINAL)\s*$", re.IGNORECASE)  # older aider: ORIGINAL
 _DIVIDER = re.compile(r"^\s*={5,}\s*$")
-_REPLACE = re.compile(r"^\s*>{5,}\s*REPLACE\s*$", re.IGNORECASE)
+_REPLACE = re.compile(r"^\s*>{5,}\s*(REPLACE|UPDATED)\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.#-]*)[^`]*$")
 
 
