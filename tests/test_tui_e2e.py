@@ -65,3 +65,37 @@ async def test_a_real_cpu_run_fills_the_panels_and_q_writes_the_report(tmp_path,
     assert report["task"] == "softmax" and report["interpreter"] and report["mutator"] == "param"
     assert report["evaluated"] >= 1 and report["best"] is not None
     assert (out / "events.jsonl").is_file() and (out / "engine.log").is_file()
+
+
+def test_a_resumed_run_shows_the_candidates_of_its_earlier_sessions(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVOTUI_HOME", str(tmp_path / "home"))
+    out = tmp_path / "run"
+    common = dict(task=str(SAMPLES / "softmax"), device="cpu", mutator="param", memory_k=0)
+    first = EngineProcess(RunOptions(iterations=2, out=str(out), **common),
+                          env={"PYTHONPATH": str(ROOT)})
+    first.start(timeout=120)
+    assert first.join(150), "the first session did not finish"
+    first.close(60)
+    before = json.loads((out / "report.json").read_text())
+    assert before["evaluated"] == 2
+    past = [e["id"] for e in map(json.loads, (out / "events.jsonl").read_text().splitlines())
+            if e["kind"] == "candidate_evaluated"]
+    assert len(past) == 3  # the seed and two children
+
+    # the feed sees the earlier candidates before the resumed run's own start
+    order: list[str] = []
+    feed = EventFeed()
+    resumed = EngineProcess(RunOptions(iterations=3, resume=str(out), **common),
+                            env={"PYTHONPATH": str(ROOT)})
+    resumed.start(feed.on_event, lambda e: order.append(type(e).__name__), timeout=120)
+    try:
+        assert resumed.join(150), "the resumed session did not finish"
+    finally:
+        resumed.close(60)
+    ids = [r.id for r in feed.rows()]
+    assert ids[:3] == past, ids
+    assert len(ids) == 4 and all(r.status in ("accepted", "rejected") for r in feed.rows())
+    head = order[:order.index("RunStarted")]  # the replay comes before the run's own start
+    assert head.count("CandidateEvaluated") == 3 and head.count("CandidateProposed") == 3, order
+    assert set(head) <= {"CandidateProposed", "CandidateEvaluated", "GenerationDone"}, head
+    assert feed.status().evaluated == 3

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from evotui.engine import events as ev
+from evotui.engine.rundir import EVENTS
 from evotui.engine.session import RunOptions, Session, SetupError, open_session
 from evotui.tui.controller import (
     NothingToExport,
@@ -61,6 +62,31 @@ NICE = 10  # EVOTUI_ENGINE_NICE: how much the engine yields the CPU to the UI (0
 COMMAND_TYPES: dict[str, type[ev.Command]] = {
     cls.kind: cls for cls in (ev.Pause, ev.Resume, ev.Stop, ev.Hint, ev.PinParent,
                               ev.AcceptAdvice, ev.VetoAdvice, ev.AuthorAdvice)}
+
+
+REPLAYED = {"candidate_proposed", "candidate_evaluated", "advice_retrieved", "generation_done"}
+
+
+def past_events(path: Path) -> list[dict[str, Any]]:
+    """The events of a resumed run's earlier sessions that rebuild its table and curve:
+    candidates that were evaluated (the ones in flight at the checkpoint are redone), their
+    advice, generations. Notices and earlier starts and ends are left out."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    events = []
+    for line in lines:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash
+        if isinstance(data, dict) and data.get("kind") in REPLAYED:
+            events.append(data)
+    done = {e.get("id") for e in events if e["kind"] == "candidate_evaluated"}
+    return [e for e in events
+            if e["kind"] in ("candidate_evaluated", "generation_done")
+            or e.get("id", e.get("candidate_id")) in done]
 
 
 def command_to_dict(cmd: ev.Command) -> dict[str, Any]:
@@ -133,6 +159,9 @@ class Host:
         self.w.put({"host": "ready", "run_dir": str(session.run_dir.path),
                     "notes": list(session.notes), "advice_defaults": advice_defaults(engine),
                     "backend": _backend_name(session)})
+        if engine.resumed:  # the table and the curve start with what the run did before
+            for past in past_events(session.run_dir.path / EVENTS):
+                self.w.put(past)
         threading.Thread(target=self._read_stdin, name="evotui-host-reader", daemon=True).start()
         poll = asyncio.create_task(self._poll_state())
         error = None
