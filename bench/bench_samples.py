@@ -37,6 +37,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--variants", type=int, default=4)
     ap.add_argument("--samples", default="", help="comma-separated subset")
+    ap.add_argument("--timing-sets", type=int, default=3,
+                    help="input sets the timed calls rotate over (the evaluator's default: 3)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     # every sample's Triton seed, then the CUDA C seeds (label "NAME (cuda)")
@@ -48,7 +50,7 @@ def main() -> int:
         wanted = args.samples.split(",")
         seeds = [(label, path) for label, path in seeds if label.split(" ")[0] in wanted]
     rows, data = [], {}
-    with EvaluatorPool("auto") as pool:
+    with EvaluatorPool("auto", timing_sets=args.timing_sets) as pool:
         facts = pool.device_facts() or {}
         print(f"device: {facts.get('name', pool.devices[0])}  copy {facts.get('copy_bytes_per_s', 0) / 1e12:.3f} TB/s"
               f"  bf16 matmul {facts.get('matmul_flops_per_s', 0) / 1e12:.0f} TFLOP/s", flush=True)

@@ -65,10 +65,13 @@ class EvaluatorPool:
     """Evaluate candidates on every lane in parallel; one candidate per lane at a time."""
 
     def __init__(self, device: str = "auto", lanes: int | None = None,
-                 static_checks: bool = True) -> None:
+                 static_checks: bool = True, timing_sets: int = 3) -> None:
         # static_checks=False exists for the harness's own tests: it lets a deliberately
         # hostile candidate reach the worker, to prove the runtime defences hold on their own.
         self.static_checks = static_checks
+        # timed calls rotate over this many separately allocated input sets (placement
+        # effects average out); more sets cost memory and a little time per candidate
+        self.timing_sets = max(1, timing_sets)
         self.devices = detect_devices(device)
         if lanes is not None and self.devices == ["cpu"]:
             self.devices = ["cpu"] * max(1, lanes)
@@ -282,7 +285,7 @@ class EvaluatorPool:
             "task": str(task.path), "candidate": str(cand_file), "scratch": str(lane.scratch),
             "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
             "timing_seed": seed(),
-            "timing_seeds": [seed() for _ in range(1 if lane.device == "cpu" else 3)],
+            "timing_seeds": [seed() for _ in range(1 if lane.device == "cpu" else self.timing_sets)],
             "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "ghost_shape": 1 if len(shapes) > 1 else 0,
             "atol": task.meta.atol, "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch),
