@@ -125,6 +125,8 @@ def best_summary(report: dict[str, Any]) -> str:
         parts.append(f"{best['speedup_compile']:.2f}× torch.compile")
     if best.get("roofline_pct") is not None:
         parts.append(f"{best['roofline_pct']:.0f} % of roofline")
+    if best.get("copy_pct") is not None:
+        parts.append(f"{best['copy_pct']:.0f} % of a same-size copy")
     return ", ".join(parts)
 
 
