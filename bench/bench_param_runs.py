@@ -1,7 +1,8 @@
 """The parameter mutator alone on every sample: best speedup vs eager and vs torch.compile,
 % of roofline, evaluations per minute. One evaluator pool (every visible GPU) for all runs.
 
-    python bench/bench_param_runs.py [--iterations 64] [--cap-s 90] [--samples a,b] [--out DIR]
+    python bench/bench_param_runs.py [--iterations 64] [--cap-s 90] [--samples a,b]
+                                     [--memory-k 0] [--out DIR]
 
 Each run stops at ``--iterations`` evaluated children, when the search is exhausted, or after
 ``--cap-s`` seconds (then it is stopped like Ctrl-C; the table says how far it got). Writes
@@ -31,10 +32,10 @@ def fmt(v: float | None, spec: str = ".2f", suffix: str = "") -> str:
 
 
 async def one(name: str, pool: EvaluatorPool, out: Path, iterations: int, cap_s: float,
-              device: str) -> dict:
+              device: str, memory_k: int) -> dict:
     session = await open_session(RunOptions(
         task=str(ROOT / "sample_kernels" / name), device=device, iterations=iterations,
-        mutator="param", out=str(out / name), memory_k=0), evaluator=pool)
+        mutator="param", out=str(out / name), memory_k=memory_k), evaluator=pool)
     engine = session.engine
 
     def show(ev: Event) -> None:
@@ -77,12 +78,15 @@ async def main_async(args: argparse.Namespace) -> int:
     if args.samples:
         names = [n for n in names if n in args.samples.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.memory_k:  # a library of its own: the cold-start pack plus what these runs learn
+        os.environ["EVOTUI_HOME"] = str(args.out / "home")
     reports: dict[str, dict] = {}
     with EvaluatorPool(args.device) as pool:
         print(f"lanes: {pool.devices}", flush=True)
         for name in names:
             t0 = time.monotonic()
-            reports[name] = await one(name, pool, args.out, args.iterations, args.cap_s, args.device)
+            reports[name] = await one(name, pool, args.out, args.iterations, args.cap_s, args.device,
+                                      args.memory_k)
             r = reports[name]
             print(f"{name}: {r['outcome']} after {r['evaluated']} children in "
                   f"{time.monotonic() - t0:.0f} s", flush=True)
@@ -96,6 +100,9 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=64)
     ap.add_argument("--cap-s", type=float, default=90.0)
     ap.add_argument("--samples", default="")
+    ap.add_argument("--memory-k", type=int, default=0,
+                    help="advice per mutation (0: memory off, the pure search; 1-5: a fresh "
+                         "library under OUT/home, cold-start pack first)")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "gpu-results")))
     return asyncio.run(main_async(ap.parse_args()))

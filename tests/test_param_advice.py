@@ -114,3 +114,27 @@ def test_old_library_files_still_load(tmp_path):
     assert a.provenance[0].interpreter is None and a.provenance[0].gpu == "NVIDIA H200"
     assert tunable_hints(a) == (TunableHint("NUM_WARPS", 8, 4),)
     assert a.to_doc()["provenance"][0] == old["provenance"][0]
+
+
+def test_cold_start_advice_moves_the_sample_seeds_where_it_says(tmp_path):
+    """The pack's structured moves reach the parameter mutator: a Hopper GEMM tile for the
+    matmul seed, the one-pass row kernel for the normalisation and cross-entropy seeds."""
+    from evotui.memory.hook import MemoryHook
+    from evotui.task import resolve_task
+    from tests.conftest import SAMPLES
+
+    hook = MemoryHook(AdviceStore(tmp_path / "advice.json"), k=3, arch="NVIDIA H200")
+    expected = {"matmul_bias_relu": {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
+                                     "NUM_WARPS": 8, "NUM_STAGES": 3},
+                "rmsnorm": {"ONE_PASS": 1}, "layernorm": {"ONE_PASS": 1},
+                "cross_entropy": {"ONE_PASS": 1}}
+    for name, moves in expected.items():
+        task = resolve_task(SAMPLES / name)
+        seed = task.seed_path.read_text()
+        shown = hook.retrieve(task.meta, seed)
+        hints = [h for a in shown for h in tunable_hints(a)]
+        assert hints, f"{name}: none of {[a.text[:60] for a in shown]} carries a move"
+        child = ParamMutator().follow(seed, hints)
+        assert child is not None, name
+        got = values(child.source)
+        assert {k: got[k] for k in moves} == moves, (name, child.description)

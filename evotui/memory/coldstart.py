@@ -34,6 +34,8 @@ def load_pack() -> list[Advice]:
                 kind=item.get("kind", "general"),
                 tags=tuple(normalize_tags(item.get("tags"))),
                 arch=item.get("arch"),
+                # {"tunables": {"num_warps": 8}}: moves the parameter mutator can follow
+                conditions=dict(item.get("conditions") or {}),
                 provenance=(Provenance(source="cold-start", date=date),),
                 status="proposed",
                 created=date,
