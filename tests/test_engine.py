@@ -111,14 +111,37 @@ def test_new_best_needs_to_beat_the_noise_margin(softmax):
     assert engine.best.time_ms == 0.90
 
 
+def test_children_far_slower_than_the_best_are_timed_coarsely(softmax):
+    """Each child's request carries 2× the best time at that moment as its slow cutoff (the
+    evaluator then spends a few samples on a clear loser); the seed's carries none."""
+    times = {"seed": 1.0, 1: 0.8, 2: 3.0, 3: 0.5}
+
+    def judge(source: str) -> EvalResult:
+        key = next((n for n in (1, 2, 3) if f"EVO_VARIANT_{n} " in source), "seed")
+        return EvalResult(True, "accepted", "ok", time_ms=times[key], spread_pct=0.1)
+
+    evaluator = FakeEvaluator(judge)
+    engine = Engine(softmax, evaluator, ScriptedMutator(tagged),
+                    EngineConfig(iterations=3, concurrency=1), seed_source=SOFTMAX_SEED)
+    run(engine)
+    assert [r.slow_cutoff_ms for r in evaluator.requests] == [None, 2.0, 1.6, 1.6]
+    off = FakeEvaluator(judge)
+    run(Engine(softmax, off, ScriptedMutator(tagged),
+               EngineConfig(iterations=2, concurrency=1, slow_cutoff_factor=0),
+               seed_source=SOFTMAX_SEED))
+    assert {r.slow_cutoff_ms for r in off.requests} == {None}
+
+
 def test_interpreter_times_rank_but_are_never_speedups(softmax):
     def judge(source: str) -> EvalResult:
         return EvalResult(True, "accepted", "ok", interpreter=True,
                           time_ms=20.0 - 0.5 * source.count("EVO_VARIANT"), spread_pct=0.0)
 
-    engine = Engine(softmax, FakeEvaluator(judge, cpu=True), ScriptedMutator(tagged),
+    evaluator = FakeEvaluator(judge, cpu=True)
+    engine = Engine(softmax, evaluator, ScriptedMutator(tagged),
                     EngineConfig(iterations=3), seed_source=SOFTMAX_SEED)
     report = run(engine).report
+    assert {r.slow_cutoff_ms for r in evaluator.requests} == {None}  # wall times: no cutoff
     assert report["interpreter"] and report["gpu_seconds"] is None
     assert report["best"]["speedup_vs_seed"] is None and report["best"]["speedup_eager"] is None
     assert report["best"]["id"] != engine.seed_id

@@ -124,3 +124,16 @@ def test_a_long_run_does_not_grow_the_workers_gpu_memory(gpu_pool):
     after = [_gpu_memory_mib(p) for p in pids]
     growth = [a - b for a, b in zip(after, before, strict=True)]
     assert max(growth) < 1024, f"candidate workers grew by {growth} MiB over {len(variants) - 3} evaluations"
+
+
+def test_a_clear_loser_is_timed_coarsely_and_still_fully_checked(gpu_pool, softmax_task):
+    seed = (SAMPLES / "softmax" / "seed.py").read_text()
+    full = gpu_pool.evaluate(EvalRequest(task=softmax_task, source=seed))
+    coarse = gpu_pool.evaluate(EvalRequest(task=softmax_task, source=seed,
+                                           slow_cutoff_ms=full.time_ms / 4))
+    assert full.accepted and full.timing_method == "events", full.message
+    assert coarse.accepted and coarse.timing_method == "coarse", coarse.message
+    assert abs(coarse.time_ms / full.time_ms - 1) < 0.05  # few samples, same call
+    cheat = (SOFTMAX / "cheat_identity_cache.py").read_text()  # the rechecks still run
+    caught = gpu_pool.evaluate(EvalRequest(task=softmax_task, source=cheat, slow_cutoff_ms=1e-6))
+    assert caught.reason in {"stale_output", "mismatch"}, (caught.reason, caught.message)

@@ -506,7 +506,8 @@ class Engine:
         """Evaluate ``c``; an evaluator failure (not the candidate's fault) is retried once,
         and a run whose evaluator keeps failing ends."""
         request = EvalRequest(task=self.task, source=c.source, name=c.id,
-                              trials=self.config.eval_trials, timeout_s=self.config.eval_timeout_s)
+                              trials=self.config.eval_trials, timeout_s=self.config.eval_timeout_s,
+                              slow_cutoff_ms=self._slow_cutoff_ms(c))
         result = await self.evaluator.aevaluate(request)
         if result.reason == reasons.HARNESS_ERROR:
             self._status(f"{c.id}: the evaluator failed ({result.message}); trying again",
@@ -520,6 +521,13 @@ class Engine:
             self._finish("failed", f"the evaluator failed {self._harness_errors_in_a_row} times "
                          f"in a row (not the candidates' fault): {result.message}")
         return result
+
+    def _slow_cutoff_ms(self, c: Candidate) -> float | None:
+        best = self.best
+        if (c.mutator == "seed" or best is None or not best.time_ms or not self.config.slow_cutoff_factor
+                or best.extra.get("interpreter")):
+            return None
+        return self.config.slow_cutoff_factor * best.time_ms
 
     async def _sanitized(self, c: Candidate, r: EvalResult) -> EvalResult:
         """compute-sanitizer on each would-be new best, where the evaluator offers it (CUDA C

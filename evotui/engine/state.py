@@ -32,6 +32,9 @@ class EngineConfig:
     concurrency: int = 0  # iterations in flight; 0: lanes + 1 (param) or lanes + 2 (model)
     eval_timeout_s: float = 180.0
     eval_trials: int = 5
+    # a child whose first timing estimate is this many times slower than the best is timed
+    # with a few samples only (it cannot win; bad GEMM tilings run ~100 ms a call); 0: off
+    slow_cutoff_factor: float = 2.0
     max_consecutive_failures: int = 12  # mutations without a child, in a row
     max_harness_errors: int = 3  # evaluator failures (not the candidate's fault), in a row
     min_gain: float = 0.01

@@ -351,7 +351,8 @@ class CandidateRunner:
         clock = time.perf_counter()
         try:
             if self.timer is not None:
-                timing = self.timer.time(call, watch=watched, rng=random.Random(seeds[0]))
+                timing = self.timer.time(call, watch=watched, rng=random.Random(seeds[0]),
+                                         slow_cutoff_ms=req.get("slow_cutoff_ms"))
             else:
                 from evotui.eval.timing import time_interpreter
 

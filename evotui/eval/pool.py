@@ -284,7 +284,7 @@ class EvaluatorPool:
         return {
             "task": str(task.path), "candidate": str(cand_file), "scratch": str(lane.scratch),
             "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
-            "timing_seed": seed(),
+            "timing_seed": seed(), "slow_cutoff_ms": request.slow_cutoff_ms,
             "timing_seeds": [seed() for _ in range(1 if lane.device == "cpu" else self.timing_sets)],
             "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "ghost_shape": 1 if len(shapes) > 1 else 0,

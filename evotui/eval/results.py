@@ -17,6 +17,9 @@ class EvalRequest:
     time: bool = True
     trials: int = 5
     timeout_s: float = 120.0
+    # a call slower than this on its first estimate is a clear loser: timed with a few
+    # samples only (timing method "coarse"); the engine passes a multiple of its best
+    slow_cutoff_ms: float | None = None
 
 
 @dataclass(frozen=True)

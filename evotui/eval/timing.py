@@ -8,6 +8,9 @@
   not take far longer than the events say (work that escapes the timed stream).
 - A sample of calls (random, excluded from the statistics) can run under a watch callback,
   so a candidate cannot tell which calls are checked.
+- ``slow_cutoff_ms``: a call whose first estimate is slower than this (the engine passes a
+  multiple of the incumbent's time) is a clear loser; it gets a few samples ("coarse")
+  instead of the full budget, which matters for bad GEMM tilings at ~100 ms a call.
 
 This module runs inside worker processes; it imports torch lazily and nothing else heavy.
 """
@@ -26,6 +29,8 @@ GRAPH_THRESHOLD_MS = 0.020
 # host has enqueued the call before the GPU reaches it: otherwise a call whose Python
 # overhead exceeds the flush is timed partly as host latency (seen: 12 % spread on RMSNorm).
 HOST_LEAD_CYCLES = 400_000  # about 200 µs at 2 GHz
+HOST_LEAD_MS = 0.2
+COARSE_SAMPLES = 5
 
 
 @dataclass(frozen=True)
@@ -33,11 +38,30 @@ class Timing:
     median_ms: float
     spread_pct: float  # robust coefficient of variation, in %
     samples: int
-    method: str  # "events", "graph" or "interpreter"
+    method: str  # "events", "graph", "coarse" (a clear loser, few samples) or "interpreter"
     synced_ms: float | None = None  # host-timed with device sync (side-stream guard)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    warmup_ms: float
+    samples: int
+    synced_calls: int
+    method: str  # "events" or "coarse"
+
+
+def sample_plan(estimate_ms: float, flush_ms: float, *, warmup_ms: float = 25.0,
+                rep_ms: float = 300.0, min_samples: int = 20, max_samples: int = 2000,
+                slow_cutoff_ms: float | None = None) -> SamplePlan:
+    """How long to warm up and how many event samples to take for a call of ``estimate_ms``."""
+    if slow_cutoff_ms is not None and estimate_ms > slow_cutoff_ms:
+        return SamplePlan(0.0, COARSE_SAMPLES, 3, "coarse")
+    warm = min(max(warmup_ms, 40 * estimate_ms), 500.0)
+    n = int(rep_ms / max(estimate_ms + flush_ms + HOST_LEAD_MS, 1e-3))
+    return SamplePlan(warm, max(min_samples, min(max_samples, n)), 10, "events")
 
 
 def robust_spread_pct(values: list[float]) -> float:
@@ -77,7 +101,8 @@ class CudaTimer:
     def time(self, fn: Callable[[], Any], *, warmup_ms: float = 25.0, rep_ms: float = 300.0,
              min_samples: int = 20, max_samples: int = 2000,
              watch: Callable[[Callable[[], Any]], Any] | None = None,
-             watch_fraction: float = 0.1, rng: random.Random | None = None) -> Timing:
+             watch_fraction: float = 0.1, rng: random.Random | None = None,
+             slow_cutoff_ms: float | None = None) -> Timing:
         sync = self.synchronize
         fn()
         sync()
@@ -86,19 +111,20 @@ class CudaTimer:
             graphed = self._time_graph(fn, rep_ms=rep_ms)
             if graphed is not None:
                 return graphed
-        # warm-up by time: brings clocks and power to their steady state under this load
-        # (long compute-bound kernels need more than the usual 25 ms)
-        warmup_ms = min(max(warmup_ms, 40 * estimate), 500.0)
-        end_at = self.perf_counter() + warmup_ms / 1000
+        flush_ms = self._estimate_ms(self.flush)
+        plan = sample_plan(estimate, flush_ms, warmup_ms=warmup_ms, rep_ms=rep_ms,
+                           min_samples=min_samples, max_samples=max_samples,
+                           slow_cutoff_ms=slow_cutoff_ms)
+        end_at = self.perf_counter() + plan.warmup_ms / 1000
         while self.perf_counter() < end_at:
             self.flush()
             fn()
         sync()
-        flush_ms = self._estimate_ms(self.flush)
-        n = int(rep_ms / max(estimate + flush_ms + 0.2, 1e-3))
-        n = max(min_samples, min(max_samples, n))
+        n = plan.samples
         rng = rng or random.Random()
         watched = {i for i in range(n) if watch is not None and rng.random() < watch_fraction}
+        if watch is not None and plan.method == "coarse" and not watched:
+            watched = {rng.randrange(n)}  # few samples: still one watched call, at random
         starts = [self.Event(enable_timing=True) for _ in range(n)]
         ends = [self.Event(enable_timing=True) for _ in range(n)]
         sleep = getattr(self.torch.cuda, "_sleep", None)
@@ -118,8 +144,8 @@ class CudaTimer:
             median_ms=statistics.median(times),
             spread_pct=robust_spread_pct(times),
             samples=len(times),
-            method="events",
-            synced_ms=self._synced_ms(fn),
+            method=plan.method,
+            synced_ms=self._synced_ms(fn, calls=plan.synced_calls),
         )
 
     def interleaved(self, fns: list[Callable[[], Any]], *, rep_ms: float = 400.0,
