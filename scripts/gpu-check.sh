@@ -35,4 +35,7 @@ if [ "${AB_RUN:-0}" = 1 ]; then
   python3 -m evotui ab sample_kernels/rmsnorm --learn sample_kernels/rmsnorm_fp16 --device cuda \
     ${AB_ARGS:---seeds 3 --iterations 20} --out "$out/ab" 2>&1 | tee "$out/ab.log"
 fi
+if [ -f "$out/bench_samples.json" ]; then  # one table over everything measured above
+  python3 bench/combine.py "$out" --out "$out/table.md"
+fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv | tee "$out/nvidia-smi-after.csv"

@@ -1,0 +1,51 @@
+"""bench/combine.py on the H200 figures kept in bench/results: one table, targets checked."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+RESULTS = ROOT / "bench" / "results"
+
+
+def _gpu_check_output(tmp_path, with_runs: bool = True):
+    out = tmp_path / "out"
+    (out / "param-runs").mkdir(parents=True)
+    shutil.copy(RESULTS / "2026-11-30-s2-h200-bench-samples.json", out / "bench_samples.json")
+    if with_runs:
+        shutil.copy(RESULTS / "2026-11-30-s2-h200x2-param-runs.json",
+                    out / "param-runs" / "param_runs.json")
+        shutil.copy(RESULTS / "2026-11-30-s2-h200x2-scaling-run1.json", out / "bench_scaling.json")
+        (out / "ab").mkdir()
+        shutil.copy(RESULTS / "2026-11-30-s2-h200x2-ab-rmsnorm.json", out / "ab" / "ab.json")
+    return out
+
+
+def _combine(*args):
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "combine.py"), *map(str, args)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_table_holds_seed_best_and_baselines_and_the_targets_are_judged(tmp_path):
+    p = _combine(_gpu_check_output(tmp_path), "--out", tmp_path / "table.md")
+    assert p.returncode == 0, p.stderr
+    text = (tmp_path / "table.md").read_text()
+    assert text == p.stdout
+    assert "| cross_entropy | 164.9 | 159.5 (64 evals, completed) | 413.2 | 281.2 | 1.76× " in text
+    assert "| softmax | 134.8 | 134.8 (0 evals, failed) |" in text  # no search: the seed
+    assert "geometric mean over memory-bound samples ≥ 1.15× torch.compile: 1.17× — met" in text
+    assert "matmul_bias_relu ≥ 1.0× torch.compile: 0.70× — not met" in text
+    assert "2 GPUs ≥ 1.8× one: 2.48× — met" in text
+    assert "layernorm 68 %" in text and "rmsnorm_wide" not in text.split("Targets:")[1]
+    assert "4 evaluations to 98 % of the best with memory off, 7 with memory on" in text
+
+
+def test_only_the_sample_bench_is_required(tmp_path):
+    p = _combine(_gpu_check_output(tmp_path, with_runs=False))
+    assert p.returncode == 0 and "(no run)" in p.stdout and "GPUs ≥" not in p.stdout
+    missing = _combine(tmp_path / "nowhere")
+    assert missing.returncode == 2 and "bench_samples.json is missing" in missing.stderr
+    assert "Traceback" not in missing.stderr
