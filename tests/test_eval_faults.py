@@ -66,3 +66,28 @@ def test_a_forged_worker_report_cannot_accept_anything(raw_cpu_pool, softmax_tas
     assert (victim.accepted, victim.reason) == (False, "tampered"), victim.message
     assert run(raw_cpu_pool, softmax_task, "cheat_no_kernel.py").reason == "no_kernel"
     assert seed_is_accepted(raw_cpu_pool, softmax_task)
+
+
+def test_a_harness_error_gets_fresh_workers_for_the_next_candidate(cpu_pool, softmax_task, tmp_path):
+    """A failure of the harness itself (here: the task's reference Model raises in the judge)
+    is nobody's verdict on the candidate; the lane's processes are replaced, so whatever broke
+    (out of GPU memory, a bad cache) does not carry over to the retry."""
+    from evotui.task import resolve_task
+
+    broken = tmp_path / "task.py"
+    text = softmax_task.path.read_text()
+    assert "    def forward(self, x" in text
+    broken.write_text(text.replace("    def forward(self, x",
+                                   "    def forward(self, x, *_):\n"
+                                   "        raise RuntimeError('the reference broke')\n\n"
+                                   "    def _unused(self, x", 1))
+    task = resolve_task(broken)
+    seed = (SAMPLES / "softmax" / "seed.py").read_text()
+    lane = cpu_pool.lanes[0]
+    assert seed_is_accepted(cpu_pool, softmax_task)
+    before = (lane.candidate.proc.pid, lane.judge.proc.pid)
+    result = cpu_pool.evaluate(EvalRequest(task=task, source=seed))
+    assert result.reason == "harness_error" and "the reference broke" in result.message
+    assert not lane.candidate.alive and not lane.judge.alive
+    assert seed_is_accepted(cpu_pool, softmax_task)
+    assert (lane.candidate.proc.pid, lane.judge.proc.pid) != before

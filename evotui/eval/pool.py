@@ -337,6 +337,11 @@ class EvaluatorPool:
         phases["judge"] = time.monotonic() - judge_started
         if verdict.get("reason") in (reasons.TAMPERED, reasons.TIMER_TAMPERED):
             worker.kill()  # never reuse a worker whose code a candidate changed
+        elif verdict.get("reason") == reasons.HARNESS_ERROR:
+            # whatever went wrong (out of GPU memory, a broken cache) stays with the
+            # processes: the engine's retry gets fresh ones
+            worker.kill()
+            lane.judge.kill()
         return self._result(verdict, common, time.monotonic() - t0, tail, phases)
 
     @staticmethod
