@@ -1,5 +1,5 @@
-"""``evotui doctor``: what works here (GPU, Triton, cuda-python, Ollama, models) and the exact
-command that fixes what does not.
+"""``evotui doctor``: what works here (GPU, Triton, cuda-python, compute-sanitizer, Dask,
+Ollama, models) and the exact command that fixes what does not.
 
 Exit 0 when a run can start (torch and Triton work: on a GPU or on the CPU interpreter, with
 or without a model); 1 otherwise.
@@ -123,8 +123,30 @@ def check_home() -> Check:
     return Check("data directory", True, f"{home} (EVOTUI_HOME overrides it)")
 
 
+def check_sanitizer() -> Check:
+    from backends.cuda_backend import sanitizer
+
+    exe = sanitizer.find()
+    if exe is None:
+        return Check("compute-sanitizer", False, "not found: CUDA C candidates are checked with "
+                     "guard bands only", "install the CUDA toolkit, or put compute-sanitizer on PATH")
+    return Check("compute-sanitizer", True, f"{exe} (memcheck on each new CUDA C best)")
+
+
+def check_dask() -> Check:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return Check("Dask (optional)", True, f"distributed {version('distributed')} "
+                     "(run --scheduler tcp://HOST:8786)")
+    except PackageNotFoundError:
+        return Check("Dask (optional)", False, "not installed; needed only to evaluate on a "
+                     "Dask cluster (run --scheduler)", 'pip install "evotui[dask]"')
+
+
 def run_checks(host: str | None, model: str, embed_model: str) -> list[Check]:
-    checks = check_torch_and_gpu() + check_triton() + [check_nvrtc()]
+    checks = check_torch_and_gpu() + check_triton() + [check_nvrtc(), check_sanitizer(),
+                                                          check_dask()]
     checks += asyncio.run(check_ollama(host, model, embed_model))
     checks.append(check_home())
     return checks

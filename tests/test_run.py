@@ -277,7 +277,10 @@ def test_doctor_reports_every_part_with_its_fix(home):
     assert down.exit_code == 0, down.output  # torch + Triton work: a run can start
     checks = {c["name"]: c for c in json.loads(down.output)["checks"]}
     assert {"torch", "GPU", "Triton", "Triton interpreter", "cuda-python / NVRTC",
-            "Ollama server", "data directory"} <= set(checks)
+            "compute-sanitizer", "Dask (optional)", "Ollama server", "data directory"} <= set(checks)
+    for optional in ("compute-sanitizer", "Dask (optional)"):  # never block a run, say how
+        assert not checks[optional]["required"]
+        assert checks[optional]["ok"] or checks[optional]["fix"]
     assert checks["Triton interpreter"]["ok"]
     assert not checks["Ollama server"]["ok"] and checks["Ollama server"]["fix"] == "ollama serve"
     assert checks["model qwen2.5-coder:7b"]["fix"] == "ollama pull qwen2.5-coder:7b"
