@@ -88,7 +88,8 @@ def candidate_info(engine: Engine, cid: str) -> CandidateInfo | None:
     metrics = {
         "time_ms": c.time_ms, "spread_pct": c.extra.get("spread_pct"),
         "speedup_eager": c.speedup_eager, "speedup_compile": c.speedup_compile,
-        "roofline_pct": c.roofline_pct, "interpreter": c.extra.get("interpreter"),
+        "roofline_pct": c.roofline_pct, "copy_pct": c.extra.get("copy_pct"),
+        "interpreter": c.extra.get("interpreter"),
         "timing_method": c.extra.get("timing_method"), "wall_s": c.extra.get("wall_s"),
         "island": c.island, "generation": c.generation, "mutator": c.mutator,
         "model": c.model, "description": c.description, "advice_ids": list(c.advice_ids),

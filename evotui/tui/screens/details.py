@@ -45,8 +45,13 @@ def summary(row: CandidateRow | None, info: CandidateInfo | None) -> Table:
     if info is not None:
         if info.lineage:
             table.add_row("lineage", " → ".join(info.lineage))
+        if m.get("copy_pct") is not None:
+            table.add_row("same-size copy", f"{fmt_pct(m['copy_pct'])} of a plain copy of the "
+                          "same bytes")
         if m.get("timing_method"):
-            table.add_row("timing", str(m["timing_method"]))
+            method = str(m["timing_method"])
+            table.add_row("timing", method + (" (a clear loser: a few samples)"
+                                              if method == "coarse" else ""))
         if info.message and (row is None or row.status != "rejected"):
             table.add_row("verdict", info.message)
     return table
