@@ -137,7 +137,9 @@ def test_run_against_loopback_model_with_messy_answers(cpu_pool, home, tmp_path)
     assert llm["calls"] >= 10 and llm["prompt_tokens"] > 0 and llm["completion_tokens"] > 0
     assert report["rejected_by_reason"].get("mismatch", 0) >= 1  # the wrong answer is caught
     # every prompt carries its parent's whole program
-    population = json.loads((out / "checkpoint.json").read_text())["population"]["candidates"]
+    from evotui.engine.rundir import load_checkpoint
+
+    population = load_checkpoint(out)["population"]["candidates"]  # programs: sources.jsonl
     sources = {c["id"]: c["source"] for c in population}
     assert len(chats) >= llm["calls"]
     for req in chats:

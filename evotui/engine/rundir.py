@@ -2,7 +2,11 @@
 
 - ``events.jsonl``: one JSON event per line, flushed as written (LLM chunks are left out);
 - ``checkpoint.json``: population, counters, RNG state and config, written atomically
-  (temp file, fsync, ``os.replace``, fsync of the folder) every generation;
+  (temp file, fsync, ``os.replace``, fsync of the folder) every generation; candidates'
+  programs are not in it but in
+- ``sources.jsonl``: each candidate's program, appended once (a program never changes) and
+  synced before the checkpoint that refers to it, so a checkpoint stays small however long
+  the run (5,000 candidates: 23 MB and 0.4 s per checkpoint before, see tests);
 - ``report.json``, ``report.md``, ``best.py``: written at the end (and on Ctrl-C);
 - ``llm/<id>.md``: the prompt and raw answer behind each LLM mutation.
 
@@ -24,6 +28,7 @@ from evotui.engine.events import Event, LLMChunk
 
 CHECKPOINT = "checkpoint.json"
 EVENTS = "events.jsonl"
+SOURCES = "sources.jsonl"
 CHECKPOINT_VERSION = 1
 
 
@@ -61,7 +66,33 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise RunDirError(f"cannot read {file}: {e}") from None
     if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION:
         raise RunDirError(f"{file} is not an evotui checkpoint of version {CHECKPOINT_VERSION}")
+    if data.get("sources") == SOURCES:  # programs kept apart (older checkpoints hold them)
+        sources = read_sources(path / SOURCES)
+        for c in data["population"]["candidates"]:
+            if c.get("source") is None:
+                if c["id"] not in sources:
+                    raise RunDirError(f"{path / SOURCES} lacks the program of {c['id']}: the "
+                                      "run directory is damaged")
+                c["source"] = sources[c["id"]]
     return data
+
+
+def read_sources(file: Path) -> dict[str, str]:
+    """id → program; a last line cut short by a crash is ignored (its checkpoint never came)."""
+    out: dict[str, str] = {}
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return out
+    except OSError as e:
+        raise RunDirError(f"cannot read {file}: {e}") from None
+    for line in lines:
+        try:
+            item = json.loads(line)
+            out[item["id"]] = item["source"]
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
 
 
 class RunDir:
@@ -83,6 +114,8 @@ class RunDir:
             raise RunDirError(f"{self.path} is in use by another evotui process") from None
         self._events: IO[str] = open(self.path / EVENTS, "a", encoding="utf-8")  # noqa: SIM115
         self._events_fd = self._events.fileno()
+        self._sources_written = set(read_sources(self.path / SOURCES)) if resume else set()
+        self._sources: IO[str] | None = None
 
     # ---- events --------------------------------------------------------------------------
     def log(self, event: Event) -> None:
@@ -111,9 +144,30 @@ class RunDir:
     # ---- files ---------------------------------------------------------------------------
     def write_checkpoint(self, data: dict[str, Any]) -> None:
         """Atomic; the events logged up to ``data['events_offset']`` (flushed by
-        ``events_offset()``) reach the disk first. Safe to call from a worker thread."""
+        ``events_offset()``) and the programs it refers to reach the disk first. Takes the
+        programs out of ``data``'s candidates. Safe to call from one worker thread at a time."""
+        population = data.get("population") or {}
+        for c in population.get("candidates", ()):
+            if c["id"] not in self._sources_written:
+                self._append_source(c["id"], c["source"])
+            c["source"] = None
+        if self._sources is not None:
+            self._sources.flush()
+            os.fsync(self._sources.fileno())
         os.fsync(self._events_fd)
-        atomic_write(self.path / CHECKPOINT, json.dumps({"version": CHECKPOINT_VERSION, **data}))
+        atomic_write(self.path / CHECKPOINT,
+                     json.dumps({"version": CHECKPOINT_VERSION, **data, "sources": SOURCES}))
+
+    def _append_source(self, cid: str, source: str) -> None:
+        if self._sources is None:
+            file = self.path / SOURCES
+            if file.exists():  # a line cut short by a crash must not swallow the next one
+                with open(file, "rb+") as f:
+                    raw = f.read()
+                    f.truncate(raw.rfind(b"\n") + 1)
+            self._sources = open(file, "a", encoding="utf-8")  # noqa: SIM115
+        self._sources.write(json.dumps({"id": cid, "source": source}) + "\n")
+        self._sources_written.add(cid)
 
     def write_report(self, report: dict[str, Any], markdown: str) -> None:
         atomic_write(self.path / "report.json", json.dumps(report, indent=2) + "\n")
@@ -130,6 +184,9 @@ class RunDir:
         (folder / f"{candidate_id}.md").write_text("\n\n".join(parts) + "\n")
 
     def close(self) -> None:
+        if self._sources is not None:
+            self._sources.close()
+            self._sources = None
         if not self._events.closed:
             self.sync_events()
             self._events.close()
