@@ -73,29 +73,6 @@ class CandidateRunner:
         torch = self.torch
         return [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values]
 
-    def _poison(self, nbytes: int) -> None:
-        """Fill every free byte the allocator holds with 0xFF (NaN in every float dtype), so
-        that output elements a candidate never writes read as NaN, never as stale data.
-
-        One block of at least ``nbytes`` is claimed first (from the cache when a free block
-        that big exists, so the cache stops growing once it holds one; fresh driver memory
-        otherwise), then every remaining free cached block by a request of its own size
-        (best fit hands out that block). Claiming the free blocks first forced a fresh
-        segment on every call: +2 × the input size per trial, out of memory after ~70
-        evaluations of an 8192×8192 fp32 task on the H200."""
-        if self.device.type != "cuda":
-            return
-        torch = self.torch
-        held = [torch.empty(max(nbytes, 32 * 2**20), dtype=torch.uint8, device=self.device)]
-        sizes = [block["size"] for segment in torch.cuda.memory_snapshot()
-                 if segment.get("device", 0) == (self.device.index or 0)
-                 for block in segment["blocks"] if block["state"] == "inactive"]
-        held += [torch.empty(size, dtype=torch.uint8, device=self.device)
-                 for size in sorted(sizes, reverse=True)]
-        for t in held:
-            t.fill_(0xFF)
-        del held
-
     def _call(self, model: Any, inputs: list[Any], policy: OpPolicy | None) -> tuple[list[Any], int]:
         torch = self.torch
         self.recorder.reset()
@@ -254,8 +231,6 @@ class CandidateRunner:
         def run(shape_index: int, seed: int, policy: OpPolicy | None) -> tuple[list[Any], list[Any], int]:
             model = model_for(shape_index)
             inputs = self._to_device(make_inputs(task, shapes[shape_index], seed, self.device))
-            in_bytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
-            self._poison(2 * in_bytes)
             outs, launches = self._guarded_call(model, inputs, policy, cand_path)
             return inputs, outs, launches
 
@@ -267,7 +242,7 @@ class CandidateRunner:
         guarded = hasattr(self.recorder, "arm_guards")
         bands_damaged = False
         for i, trial in enumerate(req["trials"]):
-            policy = OpPolicy(allow)
+            policy = OpPolicy(allow, poison=True)  # unwritten outputs read as NaN
             if guarded:
                 self.recorder.arm_guards(trial["seed"])
             try:
@@ -381,12 +356,12 @@ class CandidateRunner:
             if isinstance(live, torch.Tensor):
                 live.copy_(new)
         del fresh
-        recheck_policy = OpPolicy(allow)
+        recheck_policy = OpPolicy(allow, poison=True)
         recheck_outs, steady_launches = self._guarded_call(model, inputs, recheck_policy,
                                                            req["candidate"])
         recheck = self._dump(recheck_outs, scratch, "recheck_out")
         del recheck_outs
-        verify_policy = OpPolicy(allow)
+        verify_policy = OpPolicy(allow, poison=True)
         _, vouts, _ = run(0, req["verify_seed"], verify_policy)
         return {
             **timing.as_dict(),

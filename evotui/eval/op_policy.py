@@ -3,12 +3,19 @@
 Candidates must do their arithmetic in their own kernels; torch is for allocation, views
 and layout. A ``TorchDispatchMode`` sees every aten op the candidate runs (Triton launches
 suspend it) and records the ones outside the allowlist: a ``torch_fallback``.
+
+During checked calls (``poison=True``) the same mode fills every uninitialised allocation
+(``empty``, ``empty_like``, …) with ``0xFF`` bytes — NaN in every float dtype — so output
+elements a kernel never writes read as NaN (``unwritten_output``), never as whatever the
+allocator's block held before (a previous correct result: the stale-memory cheat). This does
+not depend on the allocator's internals, and works on the CPU too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 ALLOWED_OPS = frozenset({
@@ -28,12 +35,25 @@ ALLOWED_OPS = frozenset({
 })
 
 
+UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
+                           "new_empty_strided", "empty_permuted"})
+POISON_BYTE = 0xFF
+
+
+def poison(t: torch.Tensor) -> None:
+    """Every byte of ``t``'s storage to ``POISON_BYTE``."""
+    storage = t.untyped_storage()
+    if storage.nbytes():
+        torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage).fill_(POISON_BYTE)
+
+
 class OpPolicy(TorchDispatchMode):
     """Active around a candidate's forward; ``suspended`` > 0 while a kernel launches."""
 
-    def __init__(self, extra_allowed: tuple[str, ...] = ()) -> None:
+    def __init__(self, extra_allowed: tuple[str, ...] = (), poison: bool = False) -> None:
         super().__init__()
         self.allowed = ALLOWED_OPS | {a.removeprefix("aten::") for a in extra_allowed}
+        self.poison = poison
         self.suspended = 0
         self.violations: dict[str, int] = {}
 
@@ -44,8 +64,12 @@ class OpPolicy(TorchDispatchMode):
         self.suspended -= 1
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
-        if not self.suspended:
-            name = func.overloadpacket.__name__
-            if name not in self.allowed:
-                self.violations[f"aten::{name}"] = self.violations.get(f"aten::{name}", 0) + 1
-        return func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        if not self.suspended and name not in self.allowed:
+            self.violations[f"aten::{name}"] = self.violations.get(f"aten::{name}", 0) + 1
+        out = func(*args, **(kwargs or {}))
+        # (inside __torch_dispatch__ the mode is off: poison's own ops are not seen here)
+        if self.poison and not self.suspended and name in UNINITIALISED \
+                and isinstance(out, torch.Tensor):
+            poison(out)
+        return out
