@@ -125,6 +125,17 @@ def test_children_far_slower_than_the_best_are_timed_coarsely(softmax):
                     EngineConfig(iterations=3, concurrency=1), seed_source=SOFTMAX_SEED)
     run(engine)
     assert [r.slow_cutoff_ms for r in evaluator.requests] == [None, 2.0, 1.6, 1.6]
+    # a coarse timing never becomes the best, however fast it claims to be
+    def coarse_claims(source: str) -> EvalResult:
+        if "EVO_VARIANT_" in source:
+            return EvalResult(True, "accepted", "ok", time_ms=0.1, spread_pct=0.0,
+                              timing_method="coarse")
+        return EvalResult(True, "accepted", "ok", time_ms=1.0, spread_pct=0.1)
+
+    claimed = Engine(softmax, FakeEvaluator(coarse_claims), ScriptedMutator(tagged),
+                     EngineConfig(iterations=2, concurrency=1), seed_source=SOFTMAX_SEED)
+    run(claimed)
+    assert claimed.best.mutator == "seed"
     off = FakeEvaluator(judge)
     run(Engine(softmax, off, ScriptedMutator(tagged),
                EngineConfig(iterations=2, concurrency=1, slow_cutoff_factor=0),

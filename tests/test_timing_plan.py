@@ -18,7 +18,7 @@ def test_long_calls_get_at_least_20_samples_and_a_longer_warm_up():
     assert sample_plan(2.4, 0.03).warmup_ms == 96.0  # 40 calls' worth
 
 
-def test_a_clear_loser_gets_a_few_samples_and_no_warm_up():
+def test_a_call_slow_on_its_estimate_gets_a_few_samples_first():
     slow = sample_plan(100.0, 0.03, slow_cutoff_ms=5.0)
     assert (slow.method, slow.samples, slow.warmup_ms, slow.synced_calls) == (
         "coarse", COARSE_SAMPLES, 0.0, 3)
@@ -32,3 +32,64 @@ def test_robust_spread_ignores_a_single_outlier():
     assert robust_spread_pct(steady) < 2.0
     assert robust_spread_pct(steady + [50.0]) < 2.5
     assert robust_spread_pct([1.0, 2.0]) == 0.0  # too few to say
+
+
+class _SimulatedGpu:
+    """Just enough of torch.cuda for CudaTimer.time, on a simulated clock (ms): each call of
+    the candidate takes ``duration(call_number)``."""
+
+    def __init__(self, duration):
+        self.now, self.calls, self.duration = 0.0, 0, duration
+        gpu = self
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.t = 0.0
+
+            def record(self):
+                self.t = gpu.now
+
+            def elapsed_time(self, end):
+                return end.t - self.t
+
+        class Flush:
+            def zero_(self):
+                gpu.now += 0.03
+
+        self.Event, self.flush_buf = Event, Flush()
+
+    def fn(self):
+        self.calls += 1
+        self.now += self.duration(self.calls)
+
+    def timer(self):
+        from types import SimpleNamespace
+
+        from evotui.eval.timing import CudaTimer
+
+        t = object.__new__(CudaTimer)
+        t.torch = SimpleNamespace(cuda=SimpleNamespace(_sleep=lambda cycles: self._lead()))
+        t.Event, t.flush_buf = self.Event, self.flush_buf
+        t.synchronize = lambda: None
+        t.perf_counter = lambda: self.now / 1000
+        return t
+
+    def _lead(self):
+        self.now += 0.2
+
+
+def test_a_call_that_stays_slow_is_timed_coarsely():
+    gpu = _SimulatedGpu(lambda n: 100.0)
+    timing = gpu.timer().time(gpu.fn, slow_cutoff_ms=5.0)
+    assert timing.method == "coarse" and timing.median_ms == 100.0
+    assert gpu.calls < 20  # a handful of calls instead of the full plan's 20+ and warm-up
+
+
+def test_slow_only_while_estimated_then_fast_gets_the_full_plan():
+    """The cheat: slow for the first calls (the estimate), fast when the samples come. The
+    samples do not confirm "slow", so the full plan times it, warm-up by time included."""
+    gpu = _SimulatedGpu(lambda n: 100.0 if n <= 6 else 1.0)
+    timing = gpu.timer().time(gpu.fn, slow_cutoff_ms=5.0)
+    assert timing.method == "events" and timing.median_ms == 1.0 and timing.samples >= 20
+    honest = _SimulatedGpu(lambda n: 1.0)
+    assert honest.timer().time(honest.fn, slow_cutoff_ms=5.0).method == "events"

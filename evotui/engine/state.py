@@ -91,8 +91,9 @@ class RunState:
                 if c.copy_of is None and c.mutator != "seed" and c.status != "pending"]
 
     def beats(self, new: Candidate, old: Candidate) -> bool:
-        """Faster than ``old`` by more than max(min_gain, spread_factor × larger spread)."""
-        if new.time_ms is None or old.time_ms is None:
+        """Faster than ``old`` by more than max(min_gain, spread_factor × larger spread).
+        A coarse timing (a few samples of a clear loser) never beats anything."""
+        if new.time_ms is None or old.time_ms is None or new.extra.get("timing_method") == "coarse":
             return False
         spread = max(new.extra.get("spread_pct") or 0.0, old.extra.get("spread_pct") or 0.0)
         margin = max(self.config.min_gain, self.config.spread_factor * spread / 100)

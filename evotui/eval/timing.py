@@ -9,8 +9,9 @@
 - A sample of calls (random, excluded from the statistics) can run under a watch callback,
   so a candidate cannot tell which calls are checked.
 - ``slow_cutoff_ms``: a call whose first estimate is slower than this (the engine passes a
-  multiple of the incumbent's time) is a clear loser; it gets a few samples ("coarse")
-  instead of the full budget, which matters for bad GEMM tilings at ~100 ms a call.
+  multiple of the incumbent's time) may be a clear loser: a few flushed samples decide; if
+  they confirm it, that is its timing ("coarse"), otherwise it gets the full plan. That
+  matters for bad GEMM tilings at ~100 ms a call.
 
 This module runs inside worker processes; it imports torch lazily and nothing else heavy.
 """
@@ -115,16 +116,40 @@ class CudaTimer:
         plan = sample_plan(estimate, flush_ms, warmup_ms=warmup_ms, rep_ms=rep_ms,
                            min_samples=min_samples, max_samples=max_samples,
                            slow_cutoff_ms=slow_cutoff_ms)
+        rng = rng or random.Random()
+        if plan.method == "coarse":
+            # The estimate only proposes "a clear loser"; flushed, host-led samples must
+            # confirm it. A call that is fast here after being slow in the estimate gets the
+            # full plan below, whose warm-up by time it cannot count.
+            times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True)
+            if slow_cutoff_ms is not None and statistics.median(times) > slow_cutoff_ms:
+                return Timing(median_ms=statistics.median(times),
+                              spread_pct=robust_spread_pct(times), samples=len(times),
+                              method="coarse", synced_ms=self._synced_ms(fn, calls=plan.synced_calls))
+            plan = sample_plan(estimate, flush_ms, warmup_ms=warmup_ms, rep_ms=rep_ms,
+                               min_samples=min_samples, max_samples=max_samples)
         end_at = self.perf_counter() + plan.warmup_ms / 1000
         while self.perf_counter() < end_at:
             self.flush()
             fn()
-        sync()
-        n = plan.samples
-        rng = rng or random.Random()
+        self.synchronize()
+        times = self._samples(fn, plan.samples, watch, watch_fraction, rng)
+        return Timing(
+            median_ms=statistics.median(times),
+            spread_pct=robust_spread_pct(times),
+            samples=len(times),
+            method=plan.method,
+            synced_ms=self._synced_ms(fn, calls=plan.synced_calls),
+        )
+
+    def _samples(self, fn: Callable[[], Any], n: int,
+                 watch: Callable[[Callable[[], Any]], Any] | None, watch_fraction: float,
+                 rng: random.Random, force_watch: bool = False) -> list[float]:
+        """``n`` event-timed calls, each after an L2 flush and a host lead; a random share
+        runs under ``watch`` instead (left out of the times; at least one if forced)."""
         watched = {i for i in range(n) if watch is not None and rng.random() < watch_fraction}
-        if watch is not None and plan.method == "coarse" and not watched:
-            watched = {rng.randrange(n)}  # few samples: still one watched call, at random
+        if watch is not None and force_watch and not watched:
+            watched = {rng.randrange(n)}
         starts = [self.Event(enable_timing=True) for _ in range(n)]
         ends = [self.Event(enable_timing=True) for _ in range(n)]
         sleep = getattr(self.torch.cuda, "_sleep", None)
@@ -138,15 +163,8 @@ class CudaTimer:
             else:
                 fn()
             ends[i].record()
-        sync()
-        times = [starts[i].elapsed_time(ends[i]) for i in range(n) if i not in watched]
-        return Timing(
-            median_ms=statistics.median(times),
-            spread_pct=robust_spread_pct(times),
-            samples=len(times),
-            method=plan.method,
-            synced_ms=self._synced_ms(fn, calls=plan.synced_calls),
-        )
+        self.synchronize()
+        return [starts[i].elapsed_time(ends[i]) for i in range(n) if i not in watched]
 
     def interleaved(self, fns: list[Callable[[], Any]], *, rep_ms: float = 400.0,
                     min_samples: int = 30, max_samples: int = 2000) -> list[Timing]:
