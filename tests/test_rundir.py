@@ -59,3 +59,32 @@ def test_a_missing_program_is_a_clear_error(tmp_path):
     (tmp_path / SOURCES).write_text((tmp_path / SOURCES).read_text().splitlines()[0] + "\n")
     with pytest.raises(RunDirError, match="lacks the program of c0001"):
         load_checkpoint(tmp_path)
+
+
+def test_programs_of_a_checkpoint_that_never_came_are_dropped_on_resume(tmp_path):
+    """A checkpoint attempt appended c0002's program and died before writing the checkpoint;
+    the resumed run hands out c0002 again, to another program, which must be the one kept."""
+    rd = RunDir(tmp_path)
+    st = _state(2)
+    rd.write_checkpoint({**st.to_dict(0.0), "seq": 1})
+    rd._append_source("c0002", "SESSION-1 PROGRAM\n")  # ... and then kill -9
+    rd._sources.flush()
+    rd.close()
+    ck = load_checkpoint(tmp_path)
+    resumed = RunDir(tmp_path, resume=True)
+    resumed.truncate_sources(ck["sources_offset"])
+    st.population.add(Candidate(id="c0002", source="SESSION-2 PROGRAM\n", mutator="param",
+                                status="accepted", time_ms=0.2))
+    resumed.write_checkpoint({**st.to_dict(0.0), "seq": 2})
+    resumed.close()
+    back = {c["id"]: c["source"] for c in load_checkpoint(tmp_path)["population"]["candidates"]}
+    assert back["c0002"] == "SESSION-2 PROGRAM\n"
+
+
+def test_of_two_overlapping_checkpoint_writes_the_newer_is_kept(tmp_path):
+    rd = RunDir(tmp_path)
+    newer, older = _state(3), _state(2)
+    rd.write_checkpoint({**newer.to_dict(0.0), "seq": 7})  # the final checkpoint
+    rd.write_checkpoint({**older.to_dict(0.0), "seq": 6})  # a cancelled write that came late
+    rd.close()
+    assert len(load_checkpoint(tmp_path)["population"]["candidates"]) == 3

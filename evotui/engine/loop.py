@@ -17,6 +17,7 @@ are interpreter wall times: they rank candidates but are never reported as speed
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 import time
@@ -97,6 +98,7 @@ class Engine:
         self._running.set()
         self._change = asyncio.Event()
         self._ckpt_lock = asyncio.Lock()
+        self._checkpoint_seq = itertools.count(1)
         self._subscribers: list[Subscriber] = []
         self._phase: dict[asyncio.Task[Any], str] = {}  # "idle" | "mutate" | "evaluate"
         self._reserved = 0  # iterations started and not yet recorded or failed
@@ -644,6 +646,7 @@ class Engine:
                         "state": self.mutator.state(), "account": self.account()},
             "events_offset": self.run_dir.events_offset() if self.run_dir else 0,
             "written": time.time(),
+            "seq": next(self._checkpoint_seq),  # which of two overlapping writes is newer
         }
 
     async def _checkpoint(self) -> None:
@@ -651,6 +654,8 @@ class Engine:
             return
         async with self._ckpt_lock:
             data = self.checkpoint_data()
+            # A Stop can cancel this task while the thread still writes; the final checkpoint
+            # then overlaps it: RunDir serialises the two and keeps the newer (its ``seq``).
             await asyncio.to_thread(self.run_dir.write_checkpoint, data)
 
     def _restore(self, ck: dict[str, Any]) -> None:
@@ -659,6 +664,7 @@ class Engine:
         self.mutator.load_state({**(mut.get("state") or {}), "account": mut.get("account") or {}})
         if self.run_dir is not None:
             self.run_dir.truncate_events(int(ck.get("events_offset", 0)))
+            self.run_dir.truncate_sources(ck.get("sources_offset"))
 
     async def _cancel_all(self) -> None:
         tasks = [t for t in self._phase if not t.done()]

@@ -21,6 +21,7 @@ import fcntl
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import IO, Any
 
@@ -67,7 +68,7 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION:
         raise RunDirError(f"{file} is not an evotui checkpoint of version {CHECKPOINT_VERSION}")
     if data.get("sources") == SOURCES:  # programs kept apart (older checkpoints hold them)
-        sources = read_sources(path / SOURCES)
+        sources = read_sources(path / SOURCES, data.get("sources_offset"))
         for c in data["population"]["candidates"]:
             if c.get("source") is None:
                 if c["id"] not in sources:
@@ -77,11 +78,14 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     return data
 
 
-def read_sources(file: Path) -> dict[str, str]:
-    """id → program; a last line cut short by a crash is ignored (its checkpoint never came)."""
+def read_sources(file: Path, limit: int | None = None) -> dict[str, str]:
+    """id → program (from the first ``limit`` bytes); a last line cut short by a crash is
+    ignored (its checkpoint never came)."""
     out: dict[str, str] = {}
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        raw = file.read_bytes()
+        lines = raw[: int(limit) if limit is not None else len(raw)].decode(
+            "utf-8", errors="replace").splitlines()
     except FileNotFoundError:
         return out
     except OSError as e:
@@ -116,6 +120,8 @@ class RunDir:
         self._events_fd = self._events.fileno()
         self._sources_written = set(read_sources(self.path / SOURCES)) if resume else set()
         self._sources: IO[str] | None = None
+        self._write_lock = threading.Lock()  # a worker thread's and the final write may overlap
+        self._last_seq = 0
 
     # ---- events --------------------------------------------------------------------------
     def log(self, event: Event) -> None:
@@ -145,18 +151,37 @@ class RunDir:
     def write_checkpoint(self, data: dict[str, Any]) -> None:
         """Atomic; the events logged up to ``data['events_offset']`` (flushed by
         ``events_offset()``) and the programs it refers to reach the disk first. Takes the
-        programs out of ``data``'s candidates. Safe to call from one worker thread at a time."""
-        population = data.get("population") or {}
-        for c in population.get("candidates", ()):
-            if c["id"] not in self._sources_written:
-                self._append_source(c["id"], c["source"])
-            c["source"] = None
-        if self._sources is not None:
-            self._sources.flush()
-            os.fsync(self._sources.fileno())
-        os.fsync(self._events_fd)
-        atomic_write(self.path / CHECKPOINT,
-                     json.dumps({"version": CHECKPOINT_VERSION, **data, "sources": SOURCES}))
+        programs out of ``data``'s candidates. Thread-safe: of two overlapping writes the one
+        with the higher ``data['seq']`` is kept."""
+        with self._write_lock:
+            seq = int(data.get("seq") or 0)
+            if seq and seq <= self._last_seq:
+                return  # an older snapshot that lost the race: the newer one is on disk
+            population = data.get("population") or {}
+            for c in population.get("candidates", ()):
+                if c["id"] not in self._sources_written:
+                    self._append_source(c["id"], c["source"])
+                c["source"] = None
+            offset = 0
+            if self._sources is not None:
+                self._sources.flush()
+                os.fsync(self._sources.fileno())
+                offset = self._sources.tell()
+            elif (self.path / SOURCES).exists():
+                offset = (self.path / SOURCES).stat().st_size
+            os.fsync(self._events_fd)
+            atomic_write(self.path / CHECKPOINT, json.dumps(
+                {"version": CHECKPOINT_VERSION, **data, "sources": SOURCES,
+                 "sources_offset": offset}))
+            self._last_seq = max(self._last_seq, seq)
+
+    def truncate_sources(self, offset: int | None) -> None:
+        """On resume: drop programs appended after the checkpoint (a checkpoint that never
+        got written leaves them; their ids will be handed out again to new programs)."""
+        file = self.path / SOURCES
+        if offset is not None and file.exists() and file.stat().st_size > int(offset):
+            os.truncate(file, int(offset))
+        self._sources_written = set(read_sources(file))
 
     def _append_source(self, cid: str, source: str) -> None:
         if self._sources is None:
