@@ -339,9 +339,11 @@ class EvaluatorPool:
             worker.kill()  # never reuse a worker whose code a candidate changed
         elif verdict.get("reason") == reasons.HARNESS_ERROR:
             # whatever went wrong (out of GPU memory, a broken cache) stays with the
-            # processes: the engine's retry gets fresh ones
+            # processes: the engine's retry gets fresh ones; the judge (whose baselines cost
+            # a torch.compile to redo) only when it was the one that failed
             worker.kill()
-            lane.judge.kill()
+            if report.get("ok"):
+                lane.judge.kill()
         return self._result(verdict, common, time.monotonic() - t0, tail, phases)
 
     @staticmethod
