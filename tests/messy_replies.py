@@ -235,6 +235,13 @@ def messy_replies(parent_source: str = PARENT) -> list[MessyCase]:
             error="diff hunk 1 of 1 did not match",
         ),
         MessyCase(
+            "markdown_heading_prose_unfenced_program_then_done",
+            f"# Faster softmax\nThis version uses fewer warps.\n\n{fewer_warps}\nDone",
+            "full",
+            contains=("NUM_WARPS = 4",),
+            absent=("Done",),
+        ),
+        MessyCase(
             "aider_original_updated_markers",
             "```python\n<<<<<<< ORIGINAL\nNUM_WARPS = 8\n=======\nNUM_WARPS = 2\n"
             ">>>>>>> UPDATED\n```",

@@ -129,3 +129,13 @@ def test_diff_text():
     assert "-NUM_WARPS = 8\n+NUM_WARPS = 4\n" in d
     assert diff_text("a", "b", "x.py", "y.py") == "--- x.py\n+++ y.py\n@@ -1 +1 @@\n-a\n+b\n"
     assert diff_text(PARENT, PARENT) == ""
+
+
+def test_a_hunk_matching_in_two_places_goes_where_its_header_says():
+    parent = ("import torch\n\n\ndef first(x):\n    y = x + 1\n    return y\n\n\n"
+              "def second(x):\n    y = x + 1\n    return y\n\n\nclass ModelNew:\n    pass\n")
+    for line, expect in ((4, "def first(x):\n    y = x + 2"), (10, "def second(x):\n    y = x + 2")):
+        reply = f"```diff\n@@ -{line},2 +{line},2 @@\n-    y = x + 1\n+    y = x + 2\n```"
+        result = extract_program(reply, parent)
+        assert result.ok and result.mode == "diff", result.error
+        assert expect in result.source and result.source.count("x + 2") == 1

@@ -82,6 +82,7 @@ def diff_text(a: str, b: str, a_name: str = "parent", b_name: str = "child") -> 
 class _Block:
     search: list[str]
     replace: list[str]
+    near: int | None = None  # a unified diff's header line: picks among several matches
 
 
 def _strip_fence_wrap(lines: list[str]) -> list[str]:
@@ -137,14 +138,18 @@ def _trim_blank(lines: list[str]) -> list[str]:
     return lines[start:end]
 
 
-def _find_exact(src: list[str], search: list[str]) -> tuple[int, int] | None:
-    """Exact lines first, then lines equal ignoring trailing whitespace."""
+def _find_exact(src: list[str], search: list[str], near: int | None = None
+                ) -> tuple[int, int] | None:
+    """Exact lines first, then lines equal ignoring trailing whitespace; of several matches
+    the first, or the one nearest line ``near``."""
     n = len(search)
     for norm in (lambda s: s, str.rstrip):
         want = [norm(s) for s in search]
-        for i in range(len(src) - n + 1):
-            if [norm(s) for s in src[i : i + n]] == want:
-                return i, i + n
+        starts = [i for i in range(len(src) - n + 1)
+                  if [norm(s) for s in src[i : i + n]] == want]
+        if starts:
+            i = starts[0] if near is None else min(starts, key=lambda k: abs(k - near))
+            return i, i + n
     return None
 
 
@@ -177,7 +182,7 @@ def _reindent(lines: list[str], shift: int, tabs: bool) -> list[str]:
 def _apply_one(src: list[str], block: _Block) -> list[str] | None:
     search, replace = block.search, block.replace
     for s, r in ((search, replace), (_trim_blank(search), _trim_blank(replace))):
-        if found := _find_exact(src, s):
+        if found := _find_exact(src, s, block.near):
             return src[: found[0]] + r + src[found[1] :]
     if found := _find_shifted(src, search):
         start, end, shift = found
@@ -275,18 +280,29 @@ _MAX_TRAILING_PROSE = 40  # lines of prose after an unfenced program that are tr
 
 
 def _unfenced_program(text: str) -> str | None:
-    """A program written without a fence, possibly between lines of prose: from the first
-    line that starts a module to the last line that still leaves it parsing."""
+    """A program written without a fence, possibly between lines of prose: from a line that
+    starts a module (the first that works: a Markdown heading also starts with ``#``) to the
+    last line that still leaves it parsing, without trailing one-word lines ("Done")."""
     lines = text.strip().split("\n")
-    start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
-    if start is None:
-        return None
-    body = lines[start:]
-    for cut in range(min(_MAX_TRAILING_PROSE, len(body) - 1) + 1):
-        code = "\n".join(body[: len(body) - cut]).strip()
-        if _is_program(code) and _syntax_error(code) is None:
-            return code
+    for start in [i for i, line in enumerate(lines) if _CODE_START.match(line)]:
+        body = lines[start:]
+        for cut in range(min(_MAX_TRAILING_PROSE, len(body) - 1) + 1):
+            code = "\n".join(body[: len(body) - cut]).strip()
+            if _is_program(code) and _syntax_error(code) is None:
+                return _without_trailing_words(code)
     return None
+
+
+def _without_trailing_words(code: str) -> str:
+    """Drop trailing top-level statements that are a bare name or number: prose that parses."""
+    lines = code.split("\n")
+    tree = ast.parse(code)
+    while tree.body and isinstance(tree.body[-1], ast.Expr) and isinstance(
+            tree.body[-1].value, ast.Name | ast.Constant) and not (
+            isinstance(tree.body[-1].value, ast.Constant) and isinstance(tree.body[-1].value.value, str)):
+        lines = lines[: tree.body[-1].lineno - 1]
+        tree.body.pop()
+    return "\n".join(lines).rstrip()
 
 
 def _same(a: str, b: str) -> bool:
@@ -313,7 +329,8 @@ def extract_program(reply: str, parent_source: str) -> PatchResult:
         unusable = source is None or _syntax_error(source) is not None
         if unusable and has_hunks(text):
             mode = "diff"
-            blocks = [_Block(search, replace) for search, replace in parse_unified_diff(text)]
+            blocks = [_Block(search, replace, near)
+                      for search, replace, near in parse_unified_diff(text)]
             source, error = _apply_blocks(parent, blocks) if blocks else (None, "empty diff")
             if error is not None:
                 error = error.replace("SEARCH/REPLACE block", "diff hunk").replace(
