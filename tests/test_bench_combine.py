@@ -49,3 +49,15 @@ def test_only_the_sample_bench_is_required(tmp_path):
     missing = _combine(tmp_path / "nowhere")
     assert missing.returncode == 2 and "bench_samples.json is missing" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_a_missing_sample_is_never_counted_as_met(tmp_path):
+    import json
+
+    out = _gpu_check_output(tmp_path, with_runs=False)
+    data = json.loads((out / "bench_samples.json").read_text())
+    data["samples"] = [s for s in data["samples"] if s["sample"] != "softmax"]
+    (out / "bench_samples.json").write_text(json.dumps(data))
+    text = _combine(out).stdout
+    assert "(no figure for softmax)" in text
+    assert "(over 5 of 6 samples)" in text
