@@ -78,6 +78,9 @@ def test_uninitialised_allocations_in_checked_calls_are_poisoned():
         b = torch.empty_like(a, dtype=torch.bfloat16)
         s = torch.empty_strided((3, 2), (1, 3), dtype=torch.float16)
         z = torch.zeros(5)
+        r = torch.ones(2)
+        r.resize_(1000)  # keeps its first two elements, the rest is new memory
+    assert r[:2].eq(1).all() and torch.isnan(r[2:]).all()
     assert torch.isnan(a).all() and torch.isnan(b.float()).all() and torch.isnan(s.float()).all()
     assert a.view(torch.int32).eq(-1).all() and b.view(torch.int16).eq(-1).all()  # 0xFF bytes
     assert z.eq(0).all() and not policy.violations  # allocation is allowed, zeros stay zeros

@@ -5,7 +5,7 @@ and layout. A ``TorchDispatchMode`` sees every aten op the candidate runs (Trito
 suspend it) and records the ones outside the allowlist: a ``torch_fallback``.
 
 During checked calls (``poison=True``) the same mode fills every uninitialised allocation
-(``empty``, ``empty_like``, …) with ``0xFF`` bytes — NaN in every float dtype — so output
+(``empty``, ``empty_like``, …, and what ``resize_`` adds) with ``0xFF`` bytes — NaN in every float dtype — so output
 elements a kernel never writes read as NaN (``unwritten_output``), never as whatever the
 allocator's block held before (a previous correct result: the stale-memory cheat). This does
 not depend on the allocator's internals, and works on the CPU too.
@@ -40,11 +40,12 @@ UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
 POISON_BYTE = 0xFF
 
 
-def poison(t: torch.Tensor) -> None:
-    """Every byte of ``t``'s storage to ``POISON_BYTE``."""
+def poison(t: torch.Tensor, start: int = 0) -> None:
+    """Every byte of ``t``'s storage from ``start`` on to ``POISON_BYTE``."""
     storage = t.untyped_storage()
-    if storage.nbytes():
-        torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage).fill_(POISON_BYTE)
+    if storage.nbytes() > start:
+        flat = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
+        flat[start:].fill_(POISON_BYTE)
 
 
 class OpPolicy(TorchDispatchMode):
@@ -67,9 +68,14 @@ class OpPolicy(TorchDispatchMode):
         name = func.overloadpacket.__name__
         if not self.suspended and name not in self.allowed:
             self.violations[f"aten::{name}"] = self.violations.get(f"aten::{name}", 0) + 1
+        watch = self.poison and not self.suspended
+        grown = None
+        if watch and name == "resize_" and args and isinstance(args[0], torch.Tensor):
+            grown = args[0].untyped_storage().nbytes()  # what it held before may stay
         out = func(*args, **(kwargs or {}))
         # (inside __torch_dispatch__ the mode is off: poison's own ops are not seen here)
-        if self.poison and not self.suspended and name in UNINITIALISED \
-                and isinstance(out, torch.Tensor):
+        if watch and name in UNINITIALISED and isinstance(out, torch.Tensor):
             poison(out)
+        elif grown is not None:
+            poison(args[0], start=grown)
         return out
