@@ -3,7 +3,11 @@
 Installed by the worker before any candidate is imported (the candidate cannot undo it: the
 static rules forbid touching private attributes or assigning into modules). While a kernel
 launch is in progress the torch op policy is suspended, because Triton's own launch path
-(and its CPU interpreter, and the autotuner's benchmarking) use torch internally.
+(and its CPU interpreter, and the autotuner's benchmarking) use torch internally. The
+candidate's own code that Triton calls back during a launch — a grid callable,
+``triton.heuristics`` values, autotune hooks and config pruning — runs with the policy
+active again (else ``grid=lambda meta: (torch.softmax(x, -1), (1,))[1]`` would compute the
+result in torch unseen).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ class LaunchRecorder:
         self.ghost = False  # when True, kernel launches are skipped ("ghost replay")
         self.on_enter: Callable[[], None] = lambda: None
         self.on_exit: Callable[[], None] = lambda: None
+        self.depth = 0  # nested suspensions (an autotuner around a launch, ...)
         self._installed = False
 
     def reset(self) -> None:
@@ -56,6 +61,51 @@ class LaunchRecorder:
             apply_interpreter_fixes()
         self._installed = True
 
+    def _suspend(self) -> None:
+        self.depth += 1
+        self.on_enter()
+
+    def _resume(self) -> None:
+        self.depth -= 1
+        self.on_exit()
+
+    def candidate_code(self, fn: Any) -> Any:
+        """``fn`` (the candidate's, called by Triton during a launch) run with the policy
+        fully active; idempotent."""
+        if not callable(fn) or getattr(fn, "_evotui_watched", False):
+            return fn
+        recorder = self
+
+        @functools.wraps(fn)
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            depth = recorder.depth
+            for _ in range(depth):
+                recorder._resume()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                for _ in range(depth):
+                    recorder._suspend()
+
+        watched._evotui_watched = True  # type: ignore[attr-defined]
+        return watched
+
+    def _watch_callbacks(self, tuner: Any) -> None:
+        """Heuristics values, autotune hooks and pruning of ``tuner``: the candidate's code."""
+        values = getattr(tuner, "values", None)
+        if isinstance(values, dict):
+            for key, fn in list(values.items()):
+                values[key] = self.candidate_code(fn)
+        for attr in ("pre_hook", "post_hook", "early_config_prune", "perf_model",
+                     "user_defined_pre_hook", "user_defined_post_hook"):
+            fn = getattr(tuner, attr, None)
+            if callable(fn):
+                setattr(tuner, attr, self.candidate_code(fn))
+        for config in getattr(tuner, "configs", None) or ():
+            hook = getattr(config, "pre_hook", None)
+            if callable(hook):
+                config.pre_hook = self.candidate_code(hook)
+
     def _wrap_leaf(self, original: Callable[..., Any]) -> Callable[..., Any]:
         recorder = self
 
@@ -67,11 +117,12 @@ class LaunchRecorder:
             recorder.launches[name] += 1
             if recorder.ghost:
                 return None
-            recorder.on_enter()
+            recorder._suspend()
             try:
-                return original(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
+                return original(fn_self, *args, grid=recorder.candidate_code(grid),
+                                warmup=warmup, **kwargs)
             finally:
-                recorder.on_exit()
+                recorder._resume()
 
         return run
 
@@ -80,11 +131,15 @@ class LaunchRecorder:
 
         @functools.wraps(original)
         def run(fn_self: Any, *args: Any, **kwargs: Any):
-            recorder.on_enter()
+            recorder._watch_callbacks(fn_self)
+            grid = kwargs.get("grid")
+            if grid is not None:
+                kwargs["grid"] = recorder.candidate_code(grid)
+            recorder._suspend()
             try:
                 return original(fn_self, *args, **kwargs)
             finally:
-                recorder.on_exit()
+                recorder._resume()
 
         return run
 
