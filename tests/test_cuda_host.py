@@ -238,3 +238,19 @@ def test_the_task_loader_never_takes_a_cuda_seed_for_the_task(tmp_path):
     shutil.copy(SAMPLES / "softmax" / "seed_cuda.py", folder / "seed_cuda.py")
     only_cuda = resolve_task(folder)
     assert only_cuda.path.name == "softmax_task.py" and only_cuda.seed_path.name == "seed_cuda.py"
+
+
+def test_in_a_checked_call_the_harness_buffers_start_poisoned(rmsnorm, launches):
+    """The adapter allocates its output with the policy suspended (all its host code is the
+    harness's); the allocation is still poisoned, so an output the kernel never writes reads
+    as NaN (unwritten_output), not as an earlier result left in the allocator."""
+    from evotui.eval.op_policy import OpPolicy
+
+    model, recorder = build(rmsnorm)
+    policy = OpPolicy(poison=True)
+    recorder.on_enter, recorder.on_exit = policy.enter_kernel, policy.exit_kernel
+    inputs = make_inputs(rmsnorm, SHAPE, seed=3)
+    with policy:
+        y = model(*inputs)  # the fake launch writes nothing
+    assert torch.isnan(y.float()).all() and y.view(torch.int16).eq(-1).all()
+    assert not policy.violations
