@@ -60,4 +60,4 @@ def test_a_missing_sample_is_never_counted_as_met(tmp_path):
     (out / "bench_samples.json").write_text(json.dumps(data))
     text = _combine(out).stdout
     assert "(no figure for softmax)" in text
-    assert "(over 5 of 6 samples)" in text
+    assert "1.15× torch.compile: " in text and "— not met (over 5 of 6 samples only)" in text

@@ -139,3 +139,21 @@ def test_a_hunk_matching_in_two_places_goes_where_its_header_says():
         result = extract_program(reply, parent)
         assert result.ok and result.mode == "diff", result.error
         assert expect in result.source and result.source.count("x + 2") == 1
+
+
+def test_hunk_headers_count_the_lines_earlier_hunks_added():
+    parent = ("import torch\n\n\ndef a(x):\n    y = x + 1\n    return y\n\n\n"
+              "def b(x):\n    y = x + 1\n    return y\n\n\nclass ModelNew:\n    pass\n")
+    added = "".join(f"+# note {k}\n" for k in range(8))
+    reply = ("```diff\n@@ -1,1 +1,9 @@\n import torch\n" + added +
+             "@@ -10,1 +18,1 @@\n-    y = x + 1\n+    y = x + 2\n```")
+    result = extract_program(reply, parent)
+    assert result.ok, result.error
+    assert "def b(x):\n    y = x + 2" in result.source and "def a(x):\n    y = x + 1" in result.source
+
+
+def test_an_unfenced_program_is_whole_or_nothing():
+    broken = PARENT.replace("def forward(self, x", "def forward(self x")  # a syntax error
+    broken = broken.replace("class ModelNew", "# the module\nclass ModelNew")
+    result = extract_program(f"Here it is:\n{broken}\nEnjoy.", PARENT)
+    assert not result.ok  # never the tail of the program from a comment on

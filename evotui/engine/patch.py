@@ -280,17 +280,33 @@ _MAX_TRAILING_PROSE = 40  # lines of prose after an unfenced program that are tr
 
 
 def _unfenced_program(text: str) -> str | None:
-    """A program written without a fence, possibly between lines of prose: from a line that
-    starts a module (the first that works: a Markdown heading also starts with ``#``) to the
-    last line that still leaves it parsing, without trailing one-word lines ("Done")."""
+    """A program written without a fence, possibly between lines of prose: from the first
+    line that starts a module — or, when that is a ``#`` line (a Markdown heading looks the
+    same), from the first import / docstring / decorator — to the last line that still
+    leaves it parsing, without trailing one-word lines ("Done")."""
     lines = text.strip().split("\n")
-    for start in [i for i, line in enumerate(lines) if _CODE_START.match(line)]:
+    first = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
+    module = next((i for i, line in enumerate(lines)
+                   if _CODE_START.match(line) and not line.startswith("#")), None)
+    for start in dict.fromkeys(i for i in (first, module) if i is not None):
         body = lines[start:]
-        for cut in range(min(_MAX_TRAILING_PROSE, len(body) - 1) + 1):
+        # only trailing prose may go: unindented lines that start no statement (never code,
+        # or an unfinished program would come back cut to a part that parses)
+        prose = 0
+        while prose < min(_MAX_TRAILING_PROSE, len(body) - 1) and _looks_like_prose(body[-1 - prose]):
+            prose += 1
+        for cut in range(prose + 1):
             code = "\n".join(body[: len(body) - cut]).strip()
             if _is_program(code) and _syntax_error(code) is None:
                 return _without_trailing_words(code)
     return None
+
+
+_STATEMENT = re.compile(r"^(def|class|async|@|import|from|if|for|while|with|try|return|[A-Za-z_]\w*\s*[=(\[.])")
+
+
+def _looks_like_prose(line: str) -> bool:
+    return not line.strip() or (not line[0].isspace() and not _STATEMENT.match(line))
 
 
 def _without_trailing_words(code: str) -> str:
@@ -329,8 +345,11 @@ def extract_program(reply: str, parent_source: str) -> PatchResult:
         unusable = source is None or _syntax_error(source) is not None
         if unusable and has_hunks(text):
             mode = "diff"
-            blocks = [_Block(search, replace, near)
-                      for search, replace, near in parse_unified_diff(text)]
+            blocks, shift = [], 0
+            for search, replace, near in parse_unified_diff(text):
+                # the header numbers the parent's lines; earlier hunks have moved them
+                blocks.append(_Block(search, replace, None if near is None else near + shift))
+                shift += len(replace) - len(search)
             source, error = _apply_blocks(parent, blocks) if blocks else (None, "empty diff")
             if error is not None:
                 error = error.replace("SEARCH/REPLACE block", "diff hunk").replace(

@@ -109,7 +109,7 @@ class CudaTimer:
         sync()
         estimate = self._estimate_ms(fn)
         if estimate < GRAPH_THRESHOLD_MS:
-            graphed = self._time_graph(fn, rep_ms=rep_ms)
+            graphed = self._time_graph(fn, rep_ms=rep_ms, watch=watch)
             if graphed is not None:
                 return graphed
         flush_ms = self._estimate_ms(self.flush)
@@ -148,9 +148,12 @@ class CudaTimer:
         """``n`` event-timed calls, each after an L2 flush and a host lead; a random share
         runs under ``watch`` instead (left out of the times; at least one if forced: with 20
         samples and a 10 % share, none would be watched one time in eight)."""
-        watched = {i for i in range(n) if watch is not None and rng.random() < watch_fraction}
-        if watch is not None and force_watch and not watched:
-            watched = {rng.randrange(n)}
+        if watch is not None and n <= COARSE_SAMPLES:
+            watched = {rng.randrange(n)}  # few samples: exactly one watched, at random
+        else:
+            watched = {i for i in range(n) if watch is not None and rng.random() < watch_fraction}
+            if watch is not None and force_watch and not watched:
+                watched = {rng.randrange(n)}
         starts = [self.Event(enable_timing=True) for _ in range(n)]
         ends = [self.Event(enable_timing=True) for _ in range(n)]
         sleep = getattr(self.torch.cuda, "_sleep", None)
@@ -224,7 +227,8 @@ class CudaTimer:
             samples.append((self.perf_counter() - t0) * 1000)
         return statistics.median(samples)
 
-    def _time_graph(self, fn: Callable[[], Any], *, rep_ms: float, unroll: int = 20) -> Timing | None:
+    def _time_graph(self, fn: Callable[[], Any], *, rep_ms: float, unroll: int = 20,
+                    watch: Callable[[Callable[[], Any]], Any] | None = None) -> Timing | None:
         torch = self.torch
         small_flush = self.flush_buf  # the whole L2, as for events
 
@@ -245,7 +249,10 @@ class CudaTimer:
                     body(with_fn)()  # warm inside the capture stream
                     g = torch.cuda.CUDAGraph()
                     with torch.cuda.graph(g, stream=stream):
-                        body(with_fn)()
+                        if with_fn and watch is not None:
+                            watch(body(True))  # the calls that get replayed are watched
+                        else:
+                            body(with_fn)()
                     graphs.append(g)
             torch.cuda.current_stream(self.device).wait_stream(stream)
             self.synchronize()
