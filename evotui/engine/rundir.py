@@ -209,9 +209,10 @@ class RunDir:
         (folder / f"{candidate_id}.md").write_text("\n\n".join(parts) + "\n")
 
     def close(self) -> None:
-        if self._sources is not None:
-            self._sources.close()
-            self._sources = None
+        with self._write_lock:  # a cancelled checkpoint thread may still be writing
+            if self._sources is not None:
+                self._sources.close()
+                self._sources = None
         if not self._events.closed:
             self.sync_events()
             self._events.close()

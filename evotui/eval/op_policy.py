@@ -20,7 +20,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 ALLOWED_OPS = frozenset({
     # allocation and initialisation
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros",
+    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
+    "zeros",
     "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones", "full", "full_like",
     "new_full", "fill_", "fill", "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
     # views and layout
