@@ -16,7 +16,8 @@ def evaluate(pool, task, name: str, **kw):
     return pool.evaluate(EvalRequest(task=task, source=source, name=name, **kw))
 
 
-@pytest.mark.parametrize("name", ["honest_two_kernels.py", "honest_autotune.py"])
+@pytest.mark.parametrize("name", ["honest_two_kernels.py", "honest_autotune.py",
+                                  "honest_heuristics_hooks.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)
