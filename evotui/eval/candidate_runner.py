@@ -122,7 +122,7 @@ class CandidateRunner:
         """Interleaved A/B timing of already-accepted candidates on the same inputs."""
         if self.timer is None:
             return {"ok": False, "reason": reasons.HARNESS_ERROR, "message": "A/B timing needs a GPU"}
-        self._release_shared()
+        self.shared.clear()  # the judge has copied the previous request's tensors
         torch = self.torch
         task = self._task(req["task"])
         shape = req["shapes"][0]
@@ -174,13 +174,6 @@ class CandidateRunner:
             reason = reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR
             raise CandidateFailure(reason, short_traceback(e, cand_path), restart=not healthy) from None
 
-    def _release_shared(self) -> None:
-        """The judge has copied the previous request's tensors: free them, and let torch
-        release IPC blocks the judge has closed (``ipc_collect`` is cheap)."""
-        self.shared.clear()
-        if self.device.type == "cuda":
-            self.torch.cuda.ipc_collect()
-
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
         torch = self.torch
         for i, v in enumerate(values):  # what cannot be read back is the candidate's doing
@@ -210,7 +203,7 @@ class CandidateRunner:
 
     def _evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
         torch = self.torch
-        self._release_shared()
+        self.shared.clear()  # the judge has copied the previous request's tensors
         phases: dict[str, float] = {}
         clock = time.perf_counter()
         threads_before = threading.active_count()

@@ -71,13 +71,13 @@ class OpPolicy(TorchDispatchMode):
             self.violations[f"aten::{name}"] = self.violations.get(f"aten::{name}", 0) + 1
         # every allocation, also during a launch: the CUDA C harness allocates its buffers
         # with the policy suspended, and Triton's own buffers are harmless to fill
-        watch = self.poison
+        poisoning = self.poison
         grown = None
-        if watch and name == "resize_" and args and isinstance(args[0], torch.Tensor):
+        if poisoning and name == "resize_" and args and isinstance(args[0], torch.Tensor):
             grown = args[0].untyped_storage().nbytes()  # what it held before may stay
         out = func(*args, **(kwargs or {}))
         # (inside __torch_dispatch__ the mode is off: poison's own ops are not seen here)
-        if watch and name in UNINITIALISED and isinstance(out, torch.Tensor):
+        if poisoning and name in UNINITIALISED and isinstance(out, torch.Tensor):
             poison(out)
         elif grown is not None:
             poison(args[0], start=grown)
