@@ -4,7 +4,9 @@ run-to-run spread, and evaluation throughput.
     python bench/bench_samples.py [--runs 5] [--variants 4] [--out DIR]
 
 - spread across runs: the seed evaluated ``--runs`` times (separate evaluations: fresh inputs,
-  warm-up and timing each time) — (max - min) / median of the medians;
+  warm-up and timing each time) — (max - min) / median of the medians. On one GPU
+  (``--device cuda:0``, the default): runs spread over several cards would also measure
+  the differences between the cards;
 - throughput: ``--variants`` parameter variants per sample (each a new Triton compile),
   evaluated back to back after the first evaluation; candidates per minute per GPU.
 Prints a Markdown table and writes bench_samples.{md,json} under --out.
@@ -39,6 +41,8 @@ def main() -> int:
     ap.add_argument("--samples", default="", help="comma-separated subset")
     ap.add_argument("--timing-sets", type=int, default=3,
                     help="input sets the timed calls rotate over (the evaluator's default: 3)")
+    ap.add_argument("--device", default="cuda:0",
+                    help="where to evaluate (default cuda:0: the spread is one GPU's; 'cuda' for all)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     # every sample's Triton seed, then the CUDA C seeds (label "NAME (cuda)")
@@ -50,7 +54,7 @@ def main() -> int:
         wanted = args.samples.split(",")
         seeds = [(label, path) for label, path in seeds if label.split(" ")[0] in wanted]
     rows, data = [], {}
-    with EvaluatorPool("auto", timing_sets=args.timing_sets) as pool:
+    with EvaluatorPool(args.device, timing_sets=args.timing_sets) as pool:
         facts = pool.device_facts() or {}
         print(f"device: {facts.get('name', pool.devices[0])}  copy {facts.get('copy_bytes_per_s', 0) / 1e12:.3f} TB/s"
               f"  bf16 matmul {facts.get('matmul_flops_per_s', 0) / 1e12:.0f} TFLOP/s", flush=True)

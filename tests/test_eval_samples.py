@@ -59,3 +59,14 @@ def test_tunable_corners_are_accepted_on_the_interpreter(cpu_pool, name):
     for values in corners(seed):
         result = cpu_pool.evaluate(EvalRequest(task=task, source=set_tunables(seed, values)))
         assert result.accepted, (values, result.reason, result.message)
+
+
+@pytest.mark.parametrize("mode", [1, 2])
+def test_matmul_tma_modes_are_accepted_on_the_interpreter(cpu_pool, mode):
+    """TMA descriptors (and persistent programs) on the shape whose strides allow them; the
+    CPU shape with a 140-byte row stride takes the pointer kernel in the same evaluation."""
+    task = resolve_task(SAMPLES / "matmul_bias_relu")
+    seed = task.seed_path.read_text()
+    result = cpu_pool.evaluate(EvalRequest(task=task, source=set_tunables(
+        seed, {"TMA_MODE": mode, "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4})))
+    assert result.accepted, (result.reason, result.message)

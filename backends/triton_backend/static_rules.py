@@ -21,7 +21,7 @@ ALLOWED_IMPORTS = {
     "torch", "torch.nn", "torch.nn.functional",
     "triton", "triton.language", "triton.language.math", "triton.language.extra",
     "triton.language.extra.libdevice", "triton.language.extra.cuda",
-    "triton.language.extra.cuda.libdevice", "triton.runtime",
+    "triton.language.extra.cuda.libdevice", "triton.runtime", "triton.tools.tensor_descriptor",
     "math", "typing", "functools", "itertools", "operator", "dataclasses", "__future__",
 }
 
@@ -42,13 +42,14 @@ FORBIDDEN_MODULE_PATHS = (
     "triton.testing", "triton.knobs", "triton.compiler", "triton.backends", "triton.tools",
     "triton.runtime",
 )
-# ... except these, which honest kernels use to size their grids.
+# ... except these, which honest kernels use to size their grids or describe TMA tiles.
 ALLOWED_MODULE_PATHS = (
     "torch.cuda.get_device_properties", "torch.cuda.current_device", "torch.cuda.device_count",
     "torch.cuda.is_available", "torch.cuda.get_device_capability", "torch.cuda.get_device_name",
     "triton.runtime.driver.active.utils.get_device_properties",
     "triton.runtime.driver.active.get_current_device",
     "triton.runtime.driver.active.get_current_target",
+    "triton.tools.tensor_descriptor.TensorDescriptor",  # host-side TMA descriptors (Hopper+)
 )
 
 # Attribute names banned on any object.
