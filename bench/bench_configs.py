@@ -5,14 +5,17 @@ knob (does it compile, is it correct, how fast) before a search spends evaluatio
         [--device cuda:0] [--out DIR]
 
 Each setting is a comma-separated list of NAME=VALUE over the seed's tunables; the seed
-itself is always evaluated first. Prints a Markdown table (time, × eager, × torch.compile,
-% roofline, verdict) and writes bench_configs_SAMPLE.{md,json} under --out.
+itself is always evaluated first. ``--runs N`` evaluates each setting N times (separate
+evaluations) and adds the spread across them, (max - min) / median. Prints a Markdown table
+(median time, × eager, × torch.compile, % roofline, verdict) and writes
+bench_configs_SAMPLE.{md,json} under --out.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -43,12 +46,13 @@ def main() -> int:
     ap.add_argument("sample")
     ap.add_argument("settings", nargs="*")
     ap.add_argument("--device", default="cuda:0")
+    ap.add_argument("--runs", type=int, default=1, help="evaluations of each setting")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     task = resolve_task(ROOT / "sample_kernels" / args.sample)
     seed = task.seed_path.read_text()
-    rows = ["| setting | accepted | µs | × eager | × compile | % roofline | timing | reason |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| setting | accepted | µs | × eager | × compile | % roofline | spread across runs "
+            "| timing | reason |", "|---|---|---|---|---|---|---|---|---|"]
     data = []
     with EvaluatorPool(args.device) as pool:
         for setting in ["", *args.settings]:
@@ -56,11 +60,17 @@ def main() -> int:
                 source = set_tunables(seed, parse_setting(setting)) if setting else seed
             except KeyError as e:
                 raise SystemExit(f"{args.sample}: the seed has no tunable {e}") from None
-            r = pool.evaluate(EvalRequest(task=task, source=source))
-            data.append({"setting": setting or "seed", **r.as_dict()})
-            rows.append(f"| {setting or 'seed'} | {r.accepted} | {fmt(r.time_ms and r.time_ms * 1000, '.1f')} "
+            results = [pool.evaluate(EvalRequest(task=task, source=source)) for _ in range(args.runs)]
+            times = [r.time_ms for r in results if r.accepted and r.time_ms]
+            spread = 100 * (max(times) - min(times)) / statistics.median(times) if len(times) > 1 else None
+            r = results[-1]
+            us = statistics.median(times) * 1000 if times else None
+            data.append({"setting": setting or "seed", "runs_ms": times, "spread_pct": spread,
+                         **r.as_dict()})
+            rows.append(f"| {setting or 'seed'} | {r.accepted} | {fmt(us, '.1f')} "
                         f"| {fmt(r.speedup_eager)} | {fmt(r.speedup_compile)} | {fmt(r.roofline_pct, '.1f')} "
-                        f"| {r.timing_method or '—'} | {'' if r.accepted else r.reason + ': ' + r.message[:100]} |")
+                        f"| {fmt(spread, '.2f', ' %')} ({len(times)} runs) | {r.timing_method or '—'} "
+                        f"| {'' if r.accepted else r.reason + ': ' + r.message[:100]} |")
             print(rows[-1], flush=True)
     table = "\n".join(rows)
     print(table)
