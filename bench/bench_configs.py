@@ -65,8 +65,8 @@ def main() -> int:
             spread = 100 * (max(times) - min(times)) / statistics.median(times) if len(times) > 1 else None
             r = results[-1]
             us = statistics.median(times) * 1000 if times else None
-            data.append({"setting": setting or "seed", "runs_ms": times, "spread_pct": spread,
-                         **r.as_dict()})
+            data.append({**r.as_dict(), "setting": setting or "seed", "runs_ms": times,
+                         "across_runs_spread_pct": spread})
             rows.append(f"| {setting or 'seed'} | {r.accepted} | {fmt(us, '.1f')} "
                         f"| {fmt(r.speedup_eager)} | {fmt(r.speedup_compile)} | {fmt(r.roofline_pct, '.1f')} "
                         f"| {fmt(spread, '.2f', ' %')} ({len(times)} runs) | {r.timing_method or '—'} "
