@@ -94,6 +94,7 @@ def main() -> int:
                 "roofline_pct": last.roofline_pct, "copy_pct": last.copy_pct, "method": last.timing_method,
                 "within_run_spread_pct": last.spread_pct, "across_runs_spread_pct": across,
                 "runs_us": [round(t * 1000, 2) for t in times],
+                "runs_set_medians_us": [[round(t * 1000, 2) for t in r.set_medians_ms] for r in ok],
                 "runs": len(times), "variant_seconds_each": dt / max(len(variants), 1),
                 "variants_accepted": sum(o.accepted for o in outcomes),
                 "variant_rejections": sorted({o.reason for o in outcomes if not o.accepted}),

@@ -93,3 +93,14 @@ def test_slow_only_while_estimated_then_fast_gets_the_full_plan():
     assert timing.method == "events" and timing.median_ms == 1.0 and timing.samples >= 20
     honest = _SimulatedGpu(lambda n: 1.0)
     assert honest.timer().time(honest.fn, slow_cutoff_ms=5.0).method == "events"
+
+
+def test_each_input_set_gets_its_own_median():
+    """Calls rotate over three input sets, one placed slower than the others: the timing
+    reports each set's median, so a bench can tell placement effects from drift."""
+    gpu = _SimulatedGpu(lambda n: 1.0 + 0.1 * ((n - 1) % 3))
+    timing = gpu.timer().time(gpu.fn, input_set=lambda: gpu.calls % 3)
+    assert [round(m, 6) for m in timing.set_medians_ms] == [1.0, 1.1, 1.2]
+    assert round(timing.median_ms, 6) == 1.1
+    single = _SimulatedGpu(lambda n: 1.0)
+    assert single.timer().time(single.fn).set_medians_ms == ()

@@ -326,7 +326,8 @@ class CandidateRunner:
         try:
             if self.timer is not None:
                 timing = self.timer.time(call, watch=watched, rng=random.Random(seeds[0]),
-                                         slow_cutoff_ms=req.get("slow_cutoff_ms"))
+                                         slow_cutoff_ms=req.get("slow_cutoff_ms"),
+                                         input_set=lambda: state["calls"] % len(sets))
             else:
                 from evotui.eval.timing import time_interpreter
 

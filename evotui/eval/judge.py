@@ -221,7 +221,8 @@ class Judge:
             raise Reject(reasons.TIMER_TAMPERED, "the harness's timing functions were replaced")
         details["launches"] = report.get("launches", {})
         if timing:
-            details["timing"] = {k: timing[k] for k in ("median_ms", "spread_pct", "samples", "method", "synced_ms")}
+            details["timing"] = {k: timing.get(k) for k in ("median_ms", "spread_pct", "samples", "method",
+                                                              "synced_ms", "set_medians_ms")}
             details.update(self._figures(req, timing))
         return details
 

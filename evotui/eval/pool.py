@@ -361,6 +361,7 @@ class EvaluatorPool:
             time_ms=timing.get("median_ms"),
             spread_pct=timing.get("spread_pct"),
             timing_method=timing.get("method"),
+            set_medians_ms=tuple(timing.get("set_medians_ms") or ()),
             eager_ms=details.get("eager_ms"),
             compile_ms=details.get("compile_ms"),
             speedup_eager=None if interpreter else details.get("speedup_eager"),

@@ -33,6 +33,8 @@ class EvalResult:
     time_ms: float | None = None
     spread_pct: float | None = None
     timing_method: str | None = None
+    # the median of each input set the timed calls rotated over (placement vs drift)
+    set_medians_ms: tuple[float, ...] = ()
     eager_ms: float | None = None
     compile_ms: float | None = None
     speedup_eager: float | None = None

@@ -41,6 +41,9 @@ class Timing:
     samples: int
     method: str  # "events", "graph", "coarse" (a clear loser, few samples) or "interpreter"
     synced_ms: float | None = None  # host-timed with device sync (side-stream guard)
+    # when the timed calls rotate over several input sets: the median of each set's samples
+    # (sets that differ: placement; runs that differ with steady sets: the card drifting)
+    set_medians_ms: tuple[float, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,7 +106,10 @@ class CudaTimer:
              min_samples: int = 20, max_samples: int = 2000,
              watch: Callable[[Callable[[], Any]], Any] | None = None,
              watch_fraction: float = 0.1, rng: random.Random | None = None,
-             slow_cutoff_ms: float | None = None) -> Timing:
+             slow_cutoff_ms: float | None = None,
+             input_set: Callable[[], int] | None = None) -> Timing:
+        """``input_set``, when the callable rotates over several input sets: which one the
+        next call will use (for the per-set medians)."""
         sync = self.synchronize
         fn()
         sync()
@@ -133,21 +139,27 @@ class CudaTimer:
             self.flush()
             fn()
         self.synchronize()
-        times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True)
+        labels: list[int] = []
+        times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True,
+                              input_set=input_set, labels=labels)
         return Timing(
             median_ms=statistics.median(times),
             spread_pct=robust_spread_pct(times),
             samples=len(times),
             method=plan.method,
             synced_ms=self._synced_ms(fn, calls=plan.synced_calls),
+            set_medians_ms=_per_set_medians(times, labels),
         )
 
     def _samples(self, fn: Callable[[], Any], n: int,
                  watch: Callable[[Callable[[], Any]], Any] | None, watch_fraction: float,
-                 rng: random.Random, force_watch: bool = False) -> list[float]:
+                 rng: random.Random, force_watch: bool = False,
+                 input_set: Callable[[], int] | None = None,
+                 labels: list[int] | None = None) -> list[float]:
         """``n`` event-timed calls, each after an L2 flush and a host lead; a random share
         runs under ``watch`` instead (left out of the times; at least one if forced: with 20
-        samples and a 10 % share, none would be watched one time in eight)."""
+        samples and a 10 % share, none would be watched one time in eight). With
+        ``input_set`` and ``labels``, each kept time's input set is appended to ``labels``."""
         if watch is not None and n <= COARSE_SAMPLES:
             watched = {rng.randrange(n)}  # few samples: exactly one watched, at random
         else:
@@ -157,10 +169,12 @@ class CudaTimer:
         starts = [self.Event(enable_timing=True) for _ in range(n)]
         ends = [self.Event(enable_timing=True) for _ in range(n)]
         sleep = getattr(self.torch.cuda, "_sleep", None)
+        used = []
         for i in range(n):
             self.flush()
             if sleep is not None:
                 sleep(HOST_LEAD_CYCLES)
+            used.append(input_set() if input_set is not None else 0)
             starts[i].record()
             if i in watched and watch is not None:
                 watch(fn)
@@ -168,7 +182,10 @@ class CudaTimer:
                 fn()
             ends[i].record()
         self.synchronize()
-        return [starts[i].elapsed_time(ends[i]) for i in range(n) if i not in watched]
+        kept = [i for i in range(n) if i not in watched]
+        if labels is not None and input_set is not None:
+            labels.extend(used[i] for i in kept)
+        return [starts[i].elapsed_time(ends[i]) for i in kept]
 
     def interleaved(self, fns: list[Callable[[], Any]], *, rep_ms: float = 400.0,
                     min_samples: int = 30, max_samples: int = 2000) -> list[Timing]:
@@ -285,6 +302,13 @@ class CudaTimer:
         end.record()
         end.synchronize()
         return start.elapsed_time(end)
+
+
+def _per_set_medians(times: list[float], labels: list[int]) -> tuple[float, ...]:
+    if len(labels) != len(times) or len(set(labels)) < 2:
+        return ()
+    return tuple(statistics.median(t for t, k in zip(times, labels, strict=True) if k == s)
+                 for s in sorted(set(labels)))
 
 
 def time_interpreter(fn: Callable[[], Any], calls: int = 2) -> Timing:
