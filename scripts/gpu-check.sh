@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
-# (PARAM_RUNS=1) the param-mutator search on every sample, (SCALING=1) one GPU vs all, then
+# (PARAM_RUNS=1) the param-mutator search on every sample, (PARAM_MEMORY=1) the same search
+# with the advice library on (default: the GEMM only), (SCALING=1) one GPU vs all, then
 # (AB_RUN=1) the advice A/B. SKIP_TESTS=1 / SKIP_BENCH=1 leave out the first two;
 # PYTEST_K selects GPU tests by keyword expression.
 # Results go to $OUT (or ./gpu-results). The harness runs with what the lent machine has
@@ -27,6 +28,10 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
 fi
 if [ "${PARAM_RUNS:-0}" = 1 ]; then
   python3 bench/bench_param_runs.py --out "$out/param-runs" ${PARAM_ARGS:-} 2>&1 | tee "$out/param-runs.log"
+fi
+if [ "${PARAM_MEMORY:-0}" = 1 ]; then
+  python3 bench/bench_param_runs.py --out "$out/param-runs-memory" --memory-k 3 \
+    ${PARAM_MEMORY_ARGS:---iterations 64 --samples matmul_bias_relu} 2>&1 | tee "$out/param-runs-memory.log"
 fi
 if [ "${SCALING:-0}" = 1 ]; then
   python3 bench/bench_scaling.py --out "$out" ${SCALING_ARGS:-} 2>&1 | tee "$out/scaling.log"
