@@ -29,6 +29,9 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "@triton.autotune(configs=[triton.Config({'B': 64}, num_warps=4)], key=['n'])\n"
     "@triton.jit\ndef k(x, n, B: tl.constexpr):\n    pass",
     "if __name__ == '__main__':\n    print('debug')",
+    "from triton.tools.tensor_descriptor import TensorDescriptor\n"
+    "d = TensorDescriptor.from_tensor(torch.empty(16, 16), [16, 16])",
+    "import triton.tools.tensor_descriptor as td\nd = td.TensorDescriptor.from_tensor",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -43,6 +46,8 @@ def test_honest_code_passes(body):
     ("f = torch.compile(lambda x: x)", "forbidden_attribute"),
     ("p = torch.utils.cpp_extension", "forbidden_attribute"),
     ("import triton.testing", "forbidden_import"),
+    ("from triton.tools import disasm", "forbidden_import"),
+    ("import triton.tools.tensor_descriptor as td\nb = td.validate_block_shape", "forbidden_attribute"),
     ("from triton.runtime import jit\nj = jit.JITFunction", "forbidden_import"),
     ("from triton.runtime import driver\ndriver.active.get_current_stream()", "forbidden_attribute"),
     ("t = torch._C", "forbidden_attribute"),
