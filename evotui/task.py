@@ -178,6 +178,9 @@ def shape_overrides(module: types.ModuleType, shape: dict[str, Any]) -> Iterator
         module.__dict__.update(saved)
 
 
+SEED_AFTER_INPUTS = 0x5EED
+
+
 def make_inputs(module: types.ModuleType, shape: dict[str, Any], seed: int,
                 device: Any = None) -> list[Any]:
     """The task's inputs for one seed. With ``device``, factory calls in ``get_inputs`` that
@@ -185,13 +188,18 @@ def make_inputs(module: types.ModuleType, shape: dict[str, Any], seed: int,
     the judge and the worker use the same device type, so they see the same values."""
     import torch
 
-    with shape_overrides(module, shape):
-        torch.manual_seed(seed)
-        if device is None or torch.device(device).type == "cpu":
-            return list(module.get_inputs())
-        with torch.device(device):
-            values = list(module.get_inputs())
-        return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+    try:
+        with shape_overrides(module, shape):
+            torch.manual_seed(seed)
+            if device is None or torch.device(device).type == "cpu":
+                return list(module.get_inputs())
+            with torch.device(device):
+                values = list(module.get_inputs())
+            return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+    finally:
+        # the same global seed after every set of inputs: a candidate reading it
+        # (torch.initial_seed) cannot tell checked calls from timed ones
+        torch.manual_seed(SEED_AFTER_INPUTS)
 
 
 def make_init_inputs(module: types.ModuleType, shape: dict[str, Any]) -> list[Any]:

@@ -17,7 +17,9 @@ def evaluate(pool, task, name: str, **kw):
 
 
 @pytest.mark.parametrize("name", ["honest_two_kernels.py", "honest_autotune.py",
-                                  "honest_heuristics_hooks.py"])
+                                  "honest_heuristics_hooks.py", "honest_int64_indexing.py",
+                                  "honest_output_buffer_reuse.py", "honest_tma_descriptor.py",
+                                  "honest_autotune_many_configs.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)
@@ -26,7 +28,6 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
 
 @pytest.mark.parametrize(("name", "reasons"), [
     ("cheat_torch_fallback.py", {"torch_fallback"}),
-    ("cheat_python_compute.py", {"kernels_not_used"}),
     ("cheat_no_kernel.py", {"no_kernel"}),
     ("cheat_shape_cache.py", {"mismatch"}),
     ("cheat_identity_cache.py", {"mismatch", "stale_output"}),
@@ -58,12 +59,68 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_inspect.py", "forbidden_import"),
     ("cheat_tensor_subclass.py", "forbidden_construct"),
     ("cheat_dynamic_import.py", "forbidden_call"),
+    # found by a red team: modules re-exported by allowed ones, private chains through
+    # `self`, host-side compute, argument objects whose properties Triton runs, the seed
+    ("cheat_python_compute.py", "forbidden_attribute"),  # .tolist()
+    ("cheat_os_system_via_torch.py", "forbidden_attribute"),
+    ("cheat_detached_process.py", "forbidden_attribute"),
+    ("cheat_thread_via_torch.py", "forbidden_attribute"),
+    ("cheat_read_request_via_stack.py", "forbidden_attribute"),
+    ("cheat_policy_suspend_closure.py", "forbidden_attribute"),
+    ("cheat_private_via_self.py", "forbidden_attribute"),
+    ("cheat_numpy_host_compute.py", "forbidden_attribute"),
+    ("cheat_tolist_host_compute.py", "forbidden_attribute"),
+    ("cheat_fingerprint_cache.py", "forbidden_attribute"),
+    ("cheat_seed_keyed_cache.py", "forbidden_attribute"),
+    ("cheat_autotune_key_property.py", "forbidden_construct"),
+    ("cheat_arg_property_leaf.py", "forbidden_construct"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
     result = evaluate(cpu_pool, softmax_task, name)
     assert (result.accepted, result.reason) == (False, reason), result.message
     assert result.wall_s < 1.0  # no worker was involved
+
+
+@pytest.mark.parametrize(("name", "reason", "words"), [
+    # Triton runs `hasattr(arg, "dtype")` with the policy suspended: plain argument types only
+    ("cheat_autotune_key_property.py", "runtime_error", "kernel argument #4 is a `Tag`"),
+    ("cheat_arg_property_leaf.py", "runtime_error", "kernel argument #4 is a `Tag`"),
+    # the same global seed after every input set: the recheck hits the cache and is stale
+    ("cheat_seed_keyed_cache.py", "stale_output", "new values in the timed tensors"),
+    # Python computes the answer; a kernel writes it: with the launches skipped, still right
+    ("cheat_python_compute.py", "kernels_not_used", "do not compute the result"),
+])
+def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
+                                                                 name, reason, words):
+    result = evaluate(raw_cpu_pool, softmax_task, name)
+    assert (result.accepted, result.reason) == (False, reason), result.message
+    assert words in result.message
+
+
+def test_a_weight_cache_keyed_on_the_version_counter_is_honest(cpu_pool):
+    from evotui.task import resolve_task
+    from tests.conftest import SAMPLES
+
+    source = (CANDIDATES / "rmsnorm" / "honest_weight_cache_version.py").read_text()
+    result = cpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / "rmsnorm"), source=source))
+    assert result.accepted, (result.reason, result.message)
+
+
+def test_copying_device_values_to_the_host_is_a_torch_fallback():
+    """`x.cpu()` in forward, then numpy or Python computing the answer: on a GPU the copy
+    itself is the violation (here a meta tensor stands in for a device one)."""
+    import torch
+
+    from evotui.eval.op_policy import OpPolicy
+
+    for move, op in ((lambda t: t.cpu(), "_to_copy"), (lambda t: torch.empty(2).copy_(t), "copy_")):
+        with OpPolicy() as policy, pytest.raises(NotImplementedError):  # meta holds no values
+            move(torch.empty(2, device="meta"))
+        assert policy.violations == {f"aten::{op} (device to host)": 1}
+    with OpPolicy() as policy:
+        torch.empty(2).to("cpu").clone()
+    assert not policy.violations
 
 
 def test_threads_left_running_are_caught_at_runtime(raw_cpu_pool, softmax_task):

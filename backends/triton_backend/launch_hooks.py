@@ -7,7 +7,10 @@ launch is in progress the torch op policy is suspended, because Triton's own lau
 candidate's own code that Triton calls back during a launch — a grid callable,
 ``triton.heuristics`` values, autotune hooks and config pruning — runs with the policy
 active again (else ``grid=lambda meta: (torch.softmax(x, -1), (1,))[1]`` would compute the
-result in torch unseen).
+result in torch unseen). Kernel arguments must be of plain types (tensors, numbers, strings,
+dtypes, TMA descriptors, tuples of these): Triton inspects every argument during the launch
+(``hasattr(arg, "dtype")``), so an ``int`` subclass with a ``dtype`` property would run the
+candidate's code unwatched.
 """
 
 from __future__ import annotations
@@ -18,6 +21,49 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
+
+
+class KernelArgumentError(TypeError):
+    """A kernel argument of a type Triton would inspect by running its code."""
+
+
+@functools.cache
+def _plain_types() -> frozenset[type]:
+    import torch
+    import triton.language as tl
+
+    plain: set[type] = {int, float, bool, str, type(None), torch.Tensor, torch.nn.Parameter,
+                        torch.dtype, tl.dtype, tl.constexpr}
+    plain.update(type(d) for d in (tl.float32, tl.bfloat16, tl.int32))  # dtype subclasses
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        plain.add(TensorDescriptor)
+    except ImportError:  # pragma: no cover - triton without TMA descriptors
+        pass
+    return frozenset(plain)
+
+
+def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Raise ``KernelArgumentError`` for an argument whose exact type is not a plain one;
+    ``type()`` runs no candidate code, unlike ``hasattr`` or ``isinstance`` on a subclass."""
+    plain = _plain_types()
+
+    def check(value: Any, where: str) -> None:
+        kind = type(value)
+        if kind in (tuple, list):
+            for item in value:
+                check(item, where)
+        elif kind not in plain:
+            raise KernelArgumentError(
+                f"kernel argument {where} is a `{kind.__name__}`: pass tensors, numbers, "
+                "strings, dtypes or TMA descriptors (or tuples of them) to a Triton kernel")
+
+    for i, value in enumerate(args):
+        check(value, f"#{i + 1}")
+    for name, value in kwargs.items():
+        if name not in ("grid", "warmup"):
+            check(value, f"`{name}`")
 
 
 class LaunchRecorder:
@@ -113,6 +159,7 @@ class LaunchRecorder:
         def run(fn_self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any):
             if warmup:
                 return original(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
+            check_kernel_arguments(args, kwargs)
             name = getattr(getattr(fn_self, "fn", None), "__name__", "kernel")
             recorder.launches[name] += 1
             if recorder.ghost:
@@ -131,6 +178,7 @@ class LaunchRecorder:
 
         @functools.wraps(original)
         def run(fn_self: Any, *args: Any, **kwargs: Any):
+            check_kernel_arguments(args, kwargs)
             recorder._watch_callbacks(fn_self)
             grid = kwargs.get("grid")
             if grid is not None:

@@ -5,9 +5,11 @@ Imports are an allowlist. Dotted names that start at an imported module are reso
 against the parts of torch and triton that only a cheat needs (streams, graphs, the
 profiler, the compiler, testing, private modules). On other objects a short list of
 attribute names is banned anywhere (``data_ptr``, ``Stream``, ``synchronize``, ...), and
-private attributes are allowed only on ``self``. No ``try`` (silent fallbacks), no
-``global``, no Tensor subclasses, no assignment to attributes of anything but ``self``
-(patching torch, triton or the harness).
+private attributes are allowed only directly on ``self`` (``self._x``, not ``self.t._C``).
+Modules that allowed modules import (``torch.os``, ``torch.inspect``) are banned by name, as
+are host-side escapes (``.numpy()``, ``.tolist()``). No ``try`` (silent fallbacks), no
+``global``, no Tensor or builtin-type subclasses, no assignment to attributes of anything but
+``self`` (patching torch, triton or the harness).
 """
 
 from __future__ import annotations
@@ -59,9 +61,29 @@ FORBIDDEN_ATTRIBUTES = {
     "storage", "set_", "register_forward_hook", "register_forward_pre_hook",
     "register_hook", "manual_seed", "set_rng_state", "get_rng_state", "do_bench",
     "launch_enter_hook", "launch_exit_hook", "jit_post_compile_hook", "set_active",
+    # modules that allowed modules happen to import (`torch.os`, `torch.inspect`,
+    # `torch.nn.functional.np`, ...): reached as attributes, they would bypass the import list
+    *(
+        "os", "sys", "subprocess", "threading", "multiprocessing", "inspect", "ctypes",
+        "importlib", "builtins", "np", "numpy", "gc", "pickle", "marshal", "signal", "socket",
+        "shutil", "pathlib", "tempfile", "traceback", "weakref", "runpy", "mmap", "resource",
+        "platform", "asyncio", "concurrent", "faulthandler", "atexit", "linecache", "dis",
+        "sysconfig", "posix", "fcntl", "pty", "types", "pkgutil", "zipimport", "pdb", "io",
+        "time", "random", "contextlib", "warnings", "logging", "copyreg",
+    ),
+    # attribute names as strings: a way around every name rule here
+    "attrgetter", "methodcaller",
+    # the answer computed on the host and handed to a kernel that only copies
+    "numpy", "tolist", "from_numpy", "frombuffer", "from_dlpack", "asarray",
+    # the harness reseeds before checked calls: the seed must not tell them apart
+    "initial_seed", "default_generator",
 }
+# Private attributes allowed on any object: read-only, and keyed caches need them.
+ALLOWED_PRIVATE = {"_version"}
 
 ALLOWED_DUNDERS = {"__init__", "__name__"}
+BUILTIN_TYPES = {"int", "float", "bool", "complex", "str", "bytes", "tuple", "list", "dict",
+                 "set", "frozenset"}
 
 
 def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | None:
@@ -163,6 +185,9 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> Stat
             text = ast.unparse(base)
             if text in {"torch.Tensor", "Tensor"} or text.endswith(".Tensor"):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "a torch.Tensor subclass", line)
+            if text in BUILTIN_TYPES:
+                # an `int` whose properties run code when Triton inspects kernel arguments
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"a subclass of `{text}`", line)
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         if node.name in {"__torch_function__", "__torch_dispatch__", "__del__", "__eq__",
                          "__getattr__", "__getattribute__"}:
@@ -185,7 +210,9 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     path = _dotted(node, aliases) if whole_chain else None
     if path is not None and _forbidden_path(path):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{path}`", line)
-    if attr.startswith("_") and attr not in ALLOWED_DUNDERS and _root_name(node) != "self":
+    on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+    if attr.startswith("_") and attr not in ALLOWED_DUNDERS | ALLOWED_PRIVATE and not on_self:
+        # `self._cache` is the candidate's own; `self.t._C` (with `self.t = torch`) is not
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"private attribute `.{attr}`", line)
     if attr.startswith("__") and attr not in ALLOWED_DUNDERS:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"dunder attribute `.{attr}`", line)

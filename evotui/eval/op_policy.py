@@ -68,7 +68,10 @@ class OpPolicy(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
         name = func.overloadpacket.__name__
         if not self.suspended and name not in self.allowed:
-            self.violations[f"aten::{name}"] = self.violations.get(f"aten::{name}", 0) + 1
+            self._violation(f"aten::{name}")
+        elif not self.suspended and name in ("_to_copy", "copy_") and _to_the_host(name, args, kwargs):
+            # the answer computed on the host and copied back by a kernel
+            self._violation(f"aten::{name} (device to host)")
         # every allocation, also during a launch: the CUDA C harness allocates its buffers
         # with the policy suspended, and Triton's own buffers are harmless to fill
         poisoning = self.poison
@@ -82,3 +85,18 @@ class OpPolicy(TorchDispatchMode):
         elif grown is not None:
             poison(args[0], start=grown)
         return out
+
+    def _violation(self, op: str) -> None:
+        self.violations[op] = self.violations.get(op, 0) + 1
+
+
+def _to_the_host(name: str, args: Any, kwargs: Any) -> bool:
+    """Whether this copy moves a device tensor's values to the CPU."""
+    if name == "_to_copy":
+        src, target = args[0] if args else None, (kwargs or {}).get("device")
+    else:  # copy_(dst, src)
+        target, src = (args[0].device if args and isinstance(args[0], torch.Tensor) else None,
+                       args[1] if len(args) > 1 else None)
+    if not isinstance(src, torch.Tensor) or target is None:
+        return False
+    return src.device.type != "cpu" and torch.device(target).type == "cpu"
