@@ -39,6 +39,7 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_meta_output.py", {"not_a_tensor"}),
     ("cheat_grid_callback.py", {"torch_fallback"}),
     ("cheat_probe_checked_calls.py", {"stale_output"}),
+    ("cheat_value_keyed_cache.py", {"cached_results"}),  # hits only on repeated values
     ("cheat_downcast.py", {"mismatch"}),
     ("cheat_shape_specialised.py", {"mismatch", "runtime_error", "crashed"}),
     ("cheat_wrong.py", {"mismatch"}),

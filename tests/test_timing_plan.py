@@ -104,3 +104,31 @@ def test_each_input_set_gets_its_own_median():
     assert round(timing.median_ms, 6) == 1.1
     single = _SimulatedGpu(lambda n: 1.0)
     assert single.timer().time(single.fn).set_medians_ms == ()
+
+
+def test_a_cache_keyed_on_input_values_is_slow_on_new_values_only():
+    """Calls on new values (after ``refresh``) vs calls repeating them: a value cache computes
+    (1 ms) on new values and copies (0.1 ms) on repeats; an honest kernel takes 1 ms on both."""
+    fresh = {"pending": False}
+
+    def refresh(i):
+        fresh["pending"] = True
+
+    def cached(n):
+        slow, fresh["pending"] = fresh["pending"], False
+        return 1.0 if slow else 0.1
+
+    cheat = _SimulatedGpu(cached)
+    check = cheat.timer().fresh_vs_same(cheat.fn, refresh)
+    assert (round(check.fresh_ms, 9), round(check.same_ms, 9), check.rounds) == (1.0, 0.1, 5)
+    assert check.looks_cached(interpreter=False)
+    honest = _SimulatedGpu(lambda n: 1.0)
+    assert not honest.timer().fresh_vs_same(honest.fn, refresh).looks_cached(interpreter=False)
+
+
+def test_the_interpreter_needs_a_clear_gap_to_call_it_a_cache():
+    from evotui.eval.timing import FreshCheck
+
+    assert not FreshCheck(fresh_ms=121.0, same_ms=53.0, rounds=4).looks_cached(interpreter=True)
+    assert FreshCheck(fresh_ms=43.0, same_ms=3.9, rounds=4).looks_cached(interpreter=True)
+    assert not FreshCheck(fresh_ms=1.02, same_ms=1.0, rounds=5).looks_cached(interpreter=False)

@@ -349,6 +349,7 @@ class CandidateRunner:
         inputs = sets[state["last"]]
         last_seed = seeds[state["last"]]
         state["out"] = last = outs = None
+        fresh_check = self._fresh_vs_same(model, inputs, task, shapes[0], req)
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
         fresh = self._to_device(make_inputs(task, shapes[0], req["recheck_seed"], self.device))
@@ -374,10 +375,37 @@ class CandidateRunner:
             "watched_policy": {**state["watched"], **recheck_policy.violations,
                                **verify_policy.violations},
             "recheck": {"seed": req["recheck_seed"], "outputs": recheck},
+            "fresh_check": fresh_check.as_dict(),
             "outputs": timed_outputs,
             "inputs_after": inputs_after,
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
         }
+
+
+    def _fresh_vs_same(self, model, inputs, task, shape, req) -> Any:
+        """Calls on new values vs calls repeating them, on the last timed input set (a value
+        cache hits only on repeats). Its outputs are not judged: the recheck that follows is."""
+        from evotui.eval.timing import wall_fresh_vs_same
+
+        def refresh(i: int) -> None:
+            seed = ((req["recheck_seed"] ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
+            new = self._to_device(make_inputs(task, shape, seed, self.device))
+            for live, value in zip(inputs, new, strict=True):
+                if isinstance(live, self.torch.Tensor):
+                    live.copy_(value)
+
+        def call() -> None:
+            model(*inputs)
+
+        try:
+            if self.timer is not None:
+                return self.timer.fresh_vs_same(call, refresh)
+            return wall_fresh_vs_same(call, refresh)
+        except BaseException as e:  # noqa: BLE001
+            healthy = self._cuda_healthy()
+            raise CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
+                                   "on new input values: " + short_traceback(e, req["candidate"]),
+                                   restart=not healthy) from None
 
 
 def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:

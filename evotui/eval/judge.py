@@ -15,6 +15,7 @@ from typing import Any
 
 from evotui.eval import reasons
 from evotui.eval.protocol import TensorMeta, load_tensor
+from evotui.eval.timing import FreshCheck
 from evotui.task import load_module, make_init_inputs, make_inputs, roofline_of
 
 
@@ -241,6 +242,14 @@ class Judge:
         for entry in timing["inputs_after"]:
             pristine, _ = self._reference(req, 0, entry["seed"])
             self._check_inputs(entry["inputs"], pristine, "timing")
+        fresh = timing.get("fresh_check")
+        if fresh is not None:
+            check = FreshCheck(**fresh)
+            if check.looks_cached(interpreter=timing["method"] == "interpreter"):
+                raise Reject(reasons.CACHED_RESULTS,
+                             f"calls on new input values take {check.fresh_ms:.4g} ms, calls "
+                             f"repeating the values before {check.same_ms:.4g} ms ({check.rounds} "
+                             "rounds): results are cached across calls")
         _, rrefs = self._reference(req, 0, timing["recheck"]["seed"])
         self._compare(req, timing["recheck"]["outputs"], rrefs, "call with new values in the timed tensors",
                       reasons.STALE_OUTPUT)

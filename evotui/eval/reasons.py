@@ -40,6 +40,7 @@ UNWRITTEN_OUTPUT = "unwritten_output"
 MISMATCH = "mismatch"
 MODIFIED_INPUTS = "modified_inputs"
 STALE_OUTPUT = "stale_output"
+CACHED_RESULTS = "cached_results"  # fast on values it has seen, slow on new ones
 BELOW_ROOFLINE = "below_roofline"
 OUT_OF_BOUNDS = "out_of_bounds"  # a guard band around an output or scratch buffer changed
 SANITIZER_ERROR = "sanitizer_error"  # compute-sanitizer found a memory error (new bests)
@@ -80,6 +81,7 @@ DESCRIPTIONS: dict[str, str] = {
     MISMATCH: "output differs from the reference beyond tolerance",
     MODIFIED_INPUTS: "modified its inputs",
     STALE_OUTPUT: "outputs produced while timing were wrong (cached or replayed results)",
+    CACHED_RESULTS: "fast only on input values it has seen before (results cached across calls)",
     BELOW_ROOFLINE: "timed faster than the hardware can move the data",
     OUT_OF_BOUNDS: "wrote outside its buffers",
     SANITIZER_ERROR: "compute-sanitizer found a memory error",

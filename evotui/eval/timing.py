@@ -8,6 +8,9 @@
   not take far longer than the events say (work that escapes the timed stream).
 - A sample of calls (random, excluded from the statistics) can run under a watch callback,
   so a candidate cannot tell which calls are checked.
+- A value-cache guard: calls right after new values were written into the inputs are timed
+  against calls repeating the values before them (``fresh_vs_same``); a candidate that
+  caches results by input value is fast only on the repeats.
 - ``slow_cutoff_ms``: a call whose first estimate is slower than this (the engine passes a
   multiple of the incumbent's time) may be a clear loser: a few flushed samples decide; if
   they confirm it, that is its timing ("coarse"), otherwise it gets the full plan. That
@@ -44,6 +47,26 @@ class Timing:
     # when the timed calls rotate over several input sets: the median of each set's samples
     # (sets that differ: placement; runs that differ with steady sets: the card drifting)
     set_medians_ms: tuple[float, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FreshCheck:
+    """Median times of calls on new input values and of calls repeating the values before."""
+
+    fresh_ms: float
+    same_ms: float
+    rounds: int
+
+    def looks_cached(self, interpreter: bool) -> bool:
+        """Slower on new values beyond noise: GPU timings are steady to a few %, the CPU
+        interpreter's wall clock much less so (there the figures are the fastest of the
+        rounds, and a cache hit is ~10× faster than computing)."""
+        if interpreter:
+            return self.fresh_ms > 3.0 * self.same_ms and self.fresh_ms - self.same_ms > 2.0
+        return self.fresh_ms > 1.25 * self.same_ms and self.fresh_ms - self.same_ms > 0.005
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -187,6 +210,26 @@ class CudaTimer:
             labels.extend(used[i] for i in kept)
         return [starts[i].elapsed_time(ends[i]) for i in kept]
 
+    def fresh_vs_same(self, fn: Callable[[], Any], refresh: Callable[[int], None],
+                      rounds: int = 5) -> FreshCheck:
+        """``rounds`` × (new values via ``refresh(i)``, a timed call; then a timed call on
+        the same values), each call after an L2 flush and a host lead."""
+        sleep = getattr(self.torch.cuda, "_sleep", None)
+        events = [[self.Event(enable_timing=True) for _ in range(4)] for _ in range(rounds)]
+        for i in range(rounds):
+            refresh(i)
+            for k in (0, 2):  # fresh, then same
+                self.flush()
+                if sleep is not None:
+                    sleep(HOST_LEAD_CYCLES)
+                events[i][k].record()
+                fn()
+                events[i][k + 1].record()
+        self.synchronize()
+        fresh = [e[0].elapsed_time(e[1]) for e in events]
+        same = [e[2].elapsed_time(e[3]) for e in events]
+        return FreshCheck(statistics.median(fresh), statistics.median(same), rounds)
+
     def interleaved(self, fns: list[Callable[[], Any]], *, rep_ms: float = 400.0,
                     min_samples: int = 30, max_samples: int = 2000) -> list[Timing]:
         """Time several callables sample by sample in alternating order (A B, B A, ...), so
@@ -320,6 +363,20 @@ def time_interpreter(fn: Callable[[], Any], calls: int = 2) -> Timing:
         samples.append((time.perf_counter() - t0) * 1000)
     return Timing(median_ms=statistics.median(samples), spread_pct=robust_spread_pct(samples),
                   samples=calls, method="interpreter")
+
+
+def wall_fresh_vs_same(fn: Callable[[], Any], refresh: Callable[[int], None],
+                       rounds: int = 4) -> FreshCheck:
+    """``CudaTimer.fresh_vs_same`` by the wall clock, for the CPU interpreter: the fastest
+    of the rounds (a busy CPU only ever adds time)."""
+    fresh, same = [], []
+    for i in range(rounds):
+        refresh(i)
+        for out in (fresh, same):
+            t0 = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t0) * 1000)
+    return FreshCheck(min(fresh), min(same), rounds)
 
 
 def measure_copy_bandwidth(device: Any, nbytes: int = 2**30) -> float:
