@@ -129,6 +129,25 @@ def test_threads_left_running_are_caught_at_runtime(raw_cpu_pool, softmax_task):
     assert result.reason == "threads_spawned"
 
 
+def test_a_detached_process_is_caught_and_killed_with_the_worker(raw_cpu_pool, softmax_task):
+    import subprocess
+    import time
+
+    def sleepers() -> set[str]:
+        out = subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True, text=True)
+        return set(out.stdout.split())
+
+    before = sleepers()
+    result = evaluate(raw_cpu_pool, softmax_task, "fault_detached_process.py")
+    assert result.reason == "subprocess_spawned", result.message
+    # the next candidate gets a fresh worker; the old one's process group went with it
+    assert evaluate(raw_cpu_pool, softmax_task, "honest_two_kernels.py").accepted
+    deadline = time.monotonic() + 10
+    while sleepers() - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sleepers() - before
+
+
 def test_uninitialised_allocations_in_checked_calls_are_poisoned():
     import torch
 

@@ -416,15 +416,34 @@ def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:
 
 
 def _child_processes() -> list[int]:
+    """Processes the candidate left behind: the worker's children, and anything else in the
+    worker's session (a backgrounded grandchild is re-parented to init but keeps it)."""
     pid = os.getpid()
-    children: list[int] = []
+    found: set[int] = set()
     task_dir = Path(f"/proc/{pid}/task")
     if not task_dir.is_dir():
-        return children
+        return []
     for tid in task_dir.iterdir():
         try:
             text = (tid / "children").read_text().split()
         except OSError:
             continue
-        children.extend(int(c) for c in text)
-    return children
+        found.update(int(c) for c in text)
+    if os.getsid(0) == pid:  # the pool starts each worker as the leader of its own session
+        found.update(_session_members(pid))
+    return sorted(found)
+
+
+def _session_members(sid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == sid:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()  # state, ppid, pgrp, session, ...
+        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
