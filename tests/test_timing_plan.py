@@ -132,3 +132,25 @@ def test_the_interpreter_needs_a_clear_gap_to_call_it_a_cache():
     assert not FreshCheck(fresh_ms=121.0, same_ms=53.0, rounds=4).looks_cached(interpreter=True)
     assert FreshCheck(fresh_ms=43.0, same_ms=3.9, rounds=4).looks_cached(interpreter=True)
     assert not FreshCheck(fresh_ms=1.02, same_ms=1.0, rounds=5).looks_cached(interpreter=False)
+
+
+def test_perturbations_change_one_element_within_the_tensor_and_replay_exactly():
+    import torch
+
+    from evotui.eval.perturb import perturb, replay
+
+    def make():
+        g = torch.Generator().manual_seed(3)
+        return [torch.randn(8, 6, generator=g).t(), torch.arange(5), torch.rand(7, generator=g)]
+
+    live, pristine = make(), make()
+    for i in range(4):
+        perturb(live, seed=11, index=i)
+    assert not torch.equal(live[0], pristine[0]) and torch.equal(live[1], pristine[1])  # ints stay
+    assert set(live[2].tolist()) <= set(pristine[2].tolist())  # values come from the tensor itself
+    judged = make()
+    replay(judged, seed=11, count=4)
+    assert all(torch.equal(a, b) for a, b in zip(live, judged, strict=True))
+    other = make()
+    replay(other, seed=12, count=4)
+    assert not torch.equal(other[0], live[0])

@@ -16,6 +16,7 @@ from typing import Any
 
 from evotui.eval import reasons
 from evotui.eval.op_policy import OpPolicy
+from evotui.eval.perturb import perturb
 from evotui.eval.protocol import dump_tensor
 from evotui.task import load_module, make_init_inputs, make_inputs
 
@@ -306,7 +307,13 @@ class CandidateRunner:
         model = model_for(0)
         sets = [self._to_device(make_inputs(task, shapes[0], s, self.device)) for s in seeds]
         state: dict[str, Any] = {"out": None, "calls": 0, "watched": {}, "last": 0}
+        perturbed = [0] * len(sets)  # perturbations applied to each set (the judge replays them)
         self.recorder.reset()
+
+        def prepare() -> None:  # new values before every timed call (evotui.eval.perturb)
+            k = state["calls"] % len(sets)
+            perturb(sets[k], seeds[k], perturbed[k])
+            perturbed[k] += 1
 
         def call() -> None:
             k = state["calls"] % len(sets)
@@ -327,11 +334,12 @@ class CandidateRunner:
             if self.timer is not None:
                 timing = self.timer.time(call, watch=watched, rng=random.Random(seeds[0]),
                                          slow_cutoff_ms=req.get("slow_cutoff_ms"),
-                                         input_set=lambda: state["calls"] % len(sets))
+                                         input_set=lambda: state["calls"] % len(sets),
+                                         prepare=prepare)
             else:
                 from evotui.eval.timing import time_interpreter
 
-                timing = time_interpreter(call)
+                timing = time_interpreter(call, prepare=prepare)
         except BaseException as e:  # noqa: BLE001
             healthy = self._cuda_healthy()
             raise CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
@@ -344,10 +352,12 @@ class CandidateRunner:
         last = state["out"]
         outs = list(last) if isinstance(last, tuple | list) else [last]
         timed_outputs = self._dump(outs, scratch, "timed_out")
-        inputs_after = [{"seed": s, "inputs": self._dump(inp, scratch, f"timed_in{k}")}
+        inputs_after = [{"seed": s, "perturbed": perturbed[k],
+                         "inputs": self._dump(inp, scratch, f"timed_in{k}")}
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
-        inputs = sets[state["last"]]
-        last_seed = seeds[state["last"]]
+        state_last = state["last"]
+        inputs = sets[state_last]
+        last_seed = seeds[state_last]
         state["out"] = last = outs = None
         fresh_check = self._fresh_vs_same(model, inputs, task, shapes[0], req)
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
@@ -369,6 +379,7 @@ class CandidateRunner:
         return {
             **timing.as_dict(),
             "seed": last_seed,
+            "perturbed": perturbed[state_last],
             "calls": state["calls"],
             "launches": timing_launches,
             "launches_per_call": steady_launches,

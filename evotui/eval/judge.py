@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evotui.eval import reasons
+from evotui.eval.perturb import replay
 from evotui.eval.protocol import TensorMeta, load_tensor
 from evotui.eval.timing import FreshCheck
 from evotui.task import load_module, make_init_inputs, make_inputs, roofline_of
@@ -50,7 +51,10 @@ class Judge:
             self.tasks[key] = load_module(Path(path), "evotui_task")
         return key, self.tasks[key]
 
-    def _reference(self, req: dict[str, Any], shape_index: int, seed: int) -> tuple[list[Any], list[Any]]:
+    def _reference(self, req: dict[str, Any], shape_index: int, seed: int,
+                   perturbed: int = 0) -> tuple[list[Any], list[Any]]:
+        """Inputs generated from ``seed`` (after ``perturbed`` perturbations: the state a
+        timed set was left in) and the task's ``Model`` output on them."""
         torch = self.torch
         key, task = self._task(req["task"])
         shape = req["shapes"][shape_index]
@@ -65,6 +69,7 @@ class Judge:
             self.models[mkey] = task.Model(*init).to(self.device).eval()
         inputs = [v.to(self.device) if isinstance(v, torch.Tensor) else v
                   for v in make_inputs(task, shape, seed, self.device)]
+        replay(inputs, seed, perturbed)
         with torch.no_grad():
             out = self.models[mkey](*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
         outs = list(out) if isinstance(out, tuple | list) else [out]
@@ -237,10 +242,10 @@ class Judge:
                 raise Reject(reasons.STALE_OUTPUT,
                              f"launched {per_call:.2f} kernels per timed call but "
                              f"{timing['launches_per_call']} per checked call")
-        _, refs = self._reference(req, 0, timing["seed"])
+        _, refs = self._reference(req, 0, timing["seed"], timing.get("perturbed", 0))
         self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
         for entry in timing["inputs_after"]:
-            pristine, _ = self._reference(req, 0, entry["seed"])
+            pristine, _ = self._reference(req, 0, entry["seed"], entry.get("perturbed", 0))
             self._check_inputs(entry["inputs"], pristine, "timing")
         fresh = timing.get("fresh_check")
         if fresh is not None:

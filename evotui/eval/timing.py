@@ -130,9 +130,11 @@ class CudaTimer:
              watch: Callable[[Callable[[], Any]], Any] | None = None,
              watch_fraction: float = 0.1, rng: random.Random | None = None,
              slow_cutoff_ms: float | None = None,
-             input_set: Callable[[], int] | None = None) -> Timing:
+             input_set: Callable[[], int] | None = None,
+             prepare: Callable[[], None] | None = None) -> Timing:
         """``input_set``, when the callable rotates over several input sets: which one the
-        next call will use (for the per-set medians)."""
+        next call will use (for the per-set medians). ``prepare`` runs before each warm-up
+        and sampled call, outside the timed events (new input values: evotui.eval.perturb)."""
         sync = self.synchronize
         fn()
         sync()
@@ -150,7 +152,8 @@ class CudaTimer:
             # The estimate only proposes "a clear loser"; flushed, host-led samples must
             # confirm it. A call that is fast here after being slow in the estimate gets the
             # full plan below, whose warm-up by time it cannot count.
-            times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True)
+            times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True,
+                                  prepare=prepare)
             if slow_cutoff_ms is not None and statistics.median(times) > slow_cutoff_ms:
                 return Timing(median_ms=statistics.median(times),
                               spread_pct=robust_spread_pct(times), samples=len(times),
@@ -159,12 +162,14 @@ class CudaTimer:
                                min_samples=min_samples, max_samples=max_samples)
         end_at = self.perf_counter() + plan.warmup_ms / 1000
         while self.perf_counter() < end_at:
+            if prepare is not None:
+                prepare()
             self.flush()
             fn()
         self.synchronize()
         labels: list[int] = []
         times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True,
-                              input_set=input_set, labels=labels)
+                              input_set=input_set, labels=labels, prepare=prepare)
         return Timing(
             median_ms=statistics.median(times),
             spread_pct=robust_spread_pct(times),
@@ -178,7 +183,8 @@ class CudaTimer:
                  watch: Callable[[Callable[[], Any]], Any] | None, watch_fraction: float,
                  rng: random.Random, force_watch: bool = False,
                  input_set: Callable[[], int] | None = None,
-                 labels: list[int] | None = None) -> list[float]:
+                 labels: list[int] | None = None,
+                 prepare: Callable[[], None] | None = None) -> list[float]:
         """``n`` event-timed calls, each after an L2 flush and a host lead; a random share
         runs under ``watch`` instead (left out of the times; at least one if forced: with 20
         samples and a 10 % share, none would be watched one time in eight). With
@@ -194,6 +200,8 @@ class CudaTimer:
         sleep = getattr(self.torch.cuda, "_sleep", None)
         used = []
         for i in range(n):
+            if prepare is not None:
+                prepare()
             self.flush()
             if sleep is not None:
                 sleep(HOST_LEAD_CYCLES)
@@ -354,10 +362,13 @@ def _per_set_medians(times: list[float], labels: list[int]) -> tuple[float, ...]
                  for s in sorted(set(labels)))
 
 
-def time_interpreter(fn: Callable[[], Any], calls: int = 2) -> Timing:
+def time_interpreter(fn: Callable[[], Any], calls: int = 2,
+                     prepare: Callable[[], None] | None = None) -> Timing:
     """Wall time under Triton's CPU interpreter: reported, but never as kernel speed."""
     samples = []
     for _ in range(calls):
+        if prepare is not None:
+            prepare()
         t0 = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - t0) * 1000)
