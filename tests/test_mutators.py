@@ -152,3 +152,11 @@ def test_summary_of_a_reply_is_its_first_line_of_prose():
     assert summarize_reply('"""doc"""\nimport torch\nclass ModelNew: pass\n') == ""
     assert summarize_reply("Change one line:\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE") \
         == "Change one line"
+
+
+def test_the_summary_skips_short_marker_blocks_like_the_parser_accepts():
+    from evotui.engine.mutators import summarize_reply
+
+    reply = ("<<< SEARCH\nBLOCK_SIZE = 1024  # the old block\n===\nBLOCK_SIZE = 4096\n>>> REPLACE\n"
+             "Use a larger block for better occupancy.")
+    assert summarize_reply(reply) == "Use a larger block for better occupancy."

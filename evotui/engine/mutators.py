@@ -133,7 +133,9 @@ def extraction_kind(result: PatchResult) -> str:
 
 
 _FENCED = re.compile(r"(```|~~~).*?(\1|\Z)", re.DOTALL)
-_BLOCK = re.compile(r"<{5,}\s*SEARCH.*?(>{5,}\s*REPLACE|\Z)", re.DOTALL | re.IGNORECASE)
+# the marker spellings patch.py accepts (3+ signs, aider's ORIGINAL/UPDATED)
+_BLOCK = re.compile(r"<{3,}\s*(?:SEARCH|ORIGINAL).*?(>{3,}\s*(?:REPLACE|UPDATED)|\Z)",
+                    re.DOTALL | re.IGNORECASE)
 
 
 _CODE_START = ("import ", "from ", "class ", "def ", "@", '"""', "'''")
