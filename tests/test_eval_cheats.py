@@ -19,7 +19,8 @@ def evaluate(pool, task, name: str, **kw):
 @pytest.mark.parametrize("name", ["honest_two_kernels.py", "honest_autotune.py",
                                   "honest_heuristics_hooks.py", "honest_int64_indexing.py",
                                   "honest_output_buffer_reuse.py", "honest_tma_descriptor.py",
-                                  "honest_autotune_many_configs.py"])
+                                  "honest_autotune_many_configs.py", "honest_config_dict.py",
+                                  "honest_self_time_types.py", "honest_value_dependent_time.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)
@@ -75,6 +76,12 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_seed_keyed_cache.py", "forbidden_attribute"),
     ("cheat_autotune_key_property.py", "forbidden_construct"),
     ("cheat_arg_property_leaf.py", "forbidden_construct"),
+    # a second round: a stack walk through a generator's frame, `__exit__` swallowing an
+    # exception (a `try` in disguise), `F.torch.library`, Python called from a kernel body
+    ("cheat_genframe_suspend.py", "forbidden_attribute"),
+    ("cheat_with_exit_tbframe.py", "forbidden_construct"),
+    ("cheat_library_override_clone.py", "forbidden_attribute"),
+    ("cheat_interp_python_in_kernel.py", "forbidden_call"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):

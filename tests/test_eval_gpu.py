@@ -57,6 +57,19 @@ def test_gpu_cheats_are_rejected(gpu_pool, softmax_task, name, reasons):
     assert not result.accepted and result.reason in reasons, (result.reason, result.message)
 
 
+def test_recomputing_only_the_perturbed_rows_is_caught(gpu_pool):
+    """Not yet run on a GPU (session 3): a GEMM that recomputes only the row blocks the
+    perturbation changed since the previous call is fast only in the timed calls."""
+    from evotui.eval import EvalRequest
+    from evotui.task import resolve_task
+    from tests.conftest import CANDIDATES, SAMPLES
+
+    source = (CANDIDATES / "matmul" / "cheat_incremental_patch.py").read_text()
+    result = gpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / "matmul_bias_relu"),
+                                           source=source))
+    assert (result.accepted, result.reason) == (False, "cached_results"), result.message
+
+
 def test_side_stream_is_caught_at_runtime_without_static_rules(raw_gpu_pool, softmax_task):
     result = run(raw_gpu_pool, softmax_task, "gpu_cheat_side_stream_raw.py")
     # the work escapes the timed stream: caught by the synchronised cross-check, or, where

@@ -154,3 +154,14 @@ def test_perturbations_change_one_element_within_the_tensor_and_replay_exactly()
     other = make()
     replay(other, seed=12, count=4)
     assert not torch.equal(other[0], live[0])
+
+
+def test_new_values_slower_than_the_timed_calls_is_a_patch_not_a_kernel():
+    """Recomputing only what the perturbation changed: the timed calls are cheap, while both
+    new values and exact repeats (no change) cost the full call."""
+    from evotui.eval.timing import FreshCheck
+
+    check = FreshCheck(fresh_ms=1.50, same_ms=1.49, rounds=5)
+    assert not check.looks_cached(interpreter=False)
+    assert check.looks_cached(interpreter=False, timed_ms=0.1)
+    assert not check.looks_cached(interpreter=False, timed_ms=1.48)

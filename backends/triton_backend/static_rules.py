@@ -61,29 +61,41 @@ FORBIDDEN_ATTRIBUTES = {
     "storage", "set_", "register_forward_hook", "register_forward_pre_hook",
     "register_hook", "manual_seed", "set_rng_state", "get_rng_state", "do_bench",
     "launch_enter_hook", "launch_exit_hook", "jit_post_compile_hook", "set_active",
-    # modules that allowed modules happen to import (`torch.os`, `torch.inspect`,
-    # `torch.nn.functional.np`, ...): reached as attributes, they would bypass the import list
-    *(
-        "os", "sys", "subprocess", "threading", "multiprocessing", "inspect", "ctypes",
-        "importlib", "builtins", "np", "numpy", "gc", "pickle", "marshal", "signal", "socket",
-        "shutil", "pathlib", "tempfile", "traceback", "weakref", "runpy", "mmap", "resource",
-        "platform", "asyncio", "concurrent", "faulthandler", "atexit", "linecache", "dis",
-        "sysconfig", "posix", "fcntl", "pty", "types", "pkgutil", "zipimport", "pdb", "io",
-        "time", "random", "contextlib", "warnings", "logging", "copyreg",
-    ),
+    # the modules themselves, reached again through a module that imports them
+    # (`F.torch.library`, `F.torch.compile`): dotted paths are resolved by name only
+    "torch", "triton", "library",
     # attribute names as strings: a way around every name rule here
     "attrgetter", "methodcaller",
     # the answer computed on the host and handed to a kernel that only copies
-    "numpy", "tolist", "from_numpy", "frombuffer", "from_dlpack", "asarray",
+    "numpy", "tolist", "from_numpy", "frombuffer", "from_dlpack",
     # the harness reseeds before checked calls: the seed must not tell them apart
     "initial_seed", "default_generator",
+    # frames, code objects and tracebacks: a walk up the stack into the harness
+    "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "f_trace", "f_lasti",
+}
+FORBIDDEN_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "tb_", "co_", "register_module_")
+# Modules that allowed modules happen to import (`torch.os`, `torch.inspect`,
+# `torch.nn.functional.np`, ...): reached as attributes they would bypass the import list.
+# Banned on anything but `self` itself (`self.time = 0` is the candidate's own field).
+MODULE_NAMES = {
+    "os", "sys", "subprocess", "threading", "multiprocessing", "inspect", "ctypes",
+    "importlib", "builtins", "np", "gc", "pickle", "marshal", "signal", "socket", "shutil",
+    "pathlib", "tempfile", "traceback", "weakref", "runpy", "mmap", "resource", "platform",
+    "asyncio", "concurrent", "faulthandler", "atexit", "linecache", "dis", "sysconfig",
+    "posix", "fcntl", "pty", "pkgutil", "zipimport", "pdb", "io", "time", "contextlib",
+    "warnings", "logging", "copyreg",
 }
 # Private attributes allowed on any object: read-only, and keyed caches need them.
 ALLOWED_PRIVATE = {"_version"}
 
 ALLOWED_DUNDERS = {"__init__", "__name__"}
-BUILTIN_TYPES = {"int", "float", "bool", "complex", "str", "bytes", "tuple", "list", "dict",
-                 "set", "frozenset"}
+# scalar types Triton treats specially as kernel arguments (a subclass's properties would
+# run while a launch inspects it; the launch also checks exact types)
+BUILTIN_TYPES = {"int", "float", "bool", "complex", "str", "bytes"}
+# what a `@triton.jit` body may call by bare name besides the file's own jit functions: on
+# a GPU nothing else compiles, and under the CPU interpreter anything else is plain Python
+JIT_BUILTINS = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print",
+                "isinstance", "tuple", "zip", "enumerate", "static_print", "static_assert"}
 
 
 def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | None:
@@ -100,8 +112,46 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         issue = _check_node(node, aliases, inner)
         if issue:
             return issue
+    issue = _check_jit_bodies(tree, aliases)
+    if issue:
+        return issue
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
         return StaticIssue(reasons.BAD_INTERFACE, "no top-level `class ModelNew`", 0)
+    return None
+
+
+def _is_jit(fn: ast.FunctionDef) -> bool:
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if ast.unparse(target).split(".")[-1] == "jit":
+            return True
+    return False
+
+
+def _check_jit_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
+    """Calls in ``@triton.jit`` bodies: triton's own functions, the file's jit functions,
+    methods of the values the kernel holds, and a few builtins — what the GPU compiler
+    accepts. Under the CPU interpreter anything else would run as plain Python, unwatched."""
+    kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit(n)]
+    own = {k.name for k in kernels}
+    for kernel in kernels:
+        for node in ast.walk(kernel):
+            if not isinstance(node, ast.Call):
+                continue
+            func, line = node.func, getattr(node, "lineno", 0)
+            if isinstance(func, ast.Name):
+                target = aliases.get(func.id, "")
+                if func.id in own or func.id in JIT_BUILTINS or target.startswith("triton."):
+                    continue
+                return StaticIssue(reasons.FORBIDDEN_CALL,
+                                   f"`{func.id}()` in the Triton kernel `{kernel.name}`: a kernel "
+                                   "may call only triton functions and other @triton.jit "
+                                   "functions", line)
+            root = _root_name(func)
+            if root in aliases and not (aliases[root] + ".").startswith("triton."):
+                return StaticIssue(reasons.FORBIDDEN_CALL,
+                                   f"`{ast.unparse(func)}()` in the Triton kernel `{kernel.name}`: "
+                                   "a kernel may call only triton functions", line)
     return None
 
 
@@ -190,7 +240,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> Stat
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"a subclass of `{text}`", line)
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         if node.name in {"__torch_function__", "__torch_dispatch__", "__del__", "__eq__",
-                         "__getattr__", "__getattribute__"}:
+                         "__getattr__", "__getattribute__", "__exit__", "__aexit__"}:
+            # (`__exit__` returning True swallows exceptions: a `try` in disguise)
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"defines `{node.name}`", line)
         if isinstance(node, ast.AsyncFunctionDef):
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "async code", line)
@@ -216,8 +267,10 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"private attribute `.{attr}`", line)
     if attr.startswith("__") and attr not in ALLOWED_DUNDERS:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"dunder attribute `.{attr}`", line)
-    if attr in FORBIDDEN_ATTRIBUTES:
+    if attr in FORBIDDEN_ATTRIBUTES or attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
+    if attr in MODULE_NAMES and not on_self:
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (a module)", line)
     return None
 
 
