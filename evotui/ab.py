@@ -28,7 +28,8 @@ from typing import Any
 from evotui import ab_report
 from evotui.ab_report import RunRecord
 from evotui.engine.events import CandidateEvaluated, Event
-from evotui.engine.loop import Engine, Evaluator
+from evotui.engine.hooks import Evaluator
+from evotui.engine.loop import Engine
 from evotui.engine.rundir import atomic_write
 from evotui.engine.session import RunOptions, open_session
 

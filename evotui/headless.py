@@ -32,7 +32,7 @@ from evotui.engine.events import (
     RunStarted,
     Status,
 )
-from evotui.engine.loop import Evaluator, MemoryHook
+from evotui.engine.hooks import Evaluator, MemoryHook
 from evotui.engine.report import best_summary
 from evotui.engine.session import RunOptions, SetupError, open_session
 

@@ -19,10 +19,11 @@ from backends.cuda_backend import compiler
 from backends.cuda_backend.sanitizer import SanitizerReport
 from backends.cuda_backend.spec import parse_spec
 from backends.cuda_backend.static_rules import check_source
-from evotui.engine.loop import Engine, EngineConfig
+from evotui.engine.loop import Engine
 from evotui.engine.param_mutator import ParamMutator
 from evotui.engine.patch import extract_program
 from evotui.engine.prompting import PromptBuilder
+from evotui.engine.state import EngineConfig
 from evotui.engine.tunables import find_tunables
 from evotui.eval import EvalRequest
 from evotui.eval.results import EvalResult

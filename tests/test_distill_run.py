@@ -15,10 +15,11 @@ from rich.console import Console
 
 from evotui import headless
 from evotui.cli import main
-from evotui.engine.loop import Engine, EngineConfig
+from evotui.engine.loop import Engine
 from evotui.engine.mutators import ParamMutatorAdapter
 from evotui.engine.rundir import RunDir
 from evotui.engine.session import RunOptions
+from evotui.engine.state import EngineConfig
 from evotui.memory import AdviceStore
 from evotui.memory.hook import MemoryHook
 from tests.conftest import SAMPLES

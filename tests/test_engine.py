@@ -25,9 +25,10 @@ from evotui.engine.events import (
     VetoAdvice,
     event_from_dict,
 )
-from evotui.engine.loop import Engine, EngineConfig
+from evotui.engine.loop import Engine
 from evotui.engine.mutators import Mutation, ParamMutatorAdapter
 from evotui.engine.rundir import RunDir, load_checkpoint
+from evotui.engine.state import EngineConfig
 from evotui.eval.results import EvalResult
 from evotui.task import resolve_task
 from tests.conftest import SAMPLES

@@ -8,7 +8,8 @@ import asyncio
 import pytest
 
 from evotui.engine.events import VetoAdvice
-from evotui.engine.loop import Engine, EngineConfig
+from evotui.engine.loop import Engine
+from evotui.engine.state import EngineConfig
 from evotui.memory import AdviceStore
 from evotui.memory.embed import OllamaEmbedder
 from evotui.memory.hook import MemoryHook

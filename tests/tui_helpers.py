@@ -26,11 +26,12 @@ from evotui.engine.events import (
     Status,
     Stop,
 )
-from evotui.engine.loop import Engine, EngineConfig
+from evotui.engine.loop import Engine
 from evotui.engine.mutators import LLMAccount, Mutation, MutationRequest
 from evotui.engine.patch import diff_text
 from evotui.engine.rundir import RunDir
 from evotui.engine.session import RunOptions, Session
+from evotui.engine.state import EngineConfig
 from evotui.eval.results import EvalResult
 from evotui.task import resolve_task
 from evotui.tui.controller import CandidateInfo, NothingToExport

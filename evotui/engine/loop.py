@@ -12,45 +12,43 @@ migration check, a ``GenerationDone`` event and an atomic checkpoint from which
 A child becomes the new best only when it beats the incumbent by more than
 ``max(min_gain, spread_factor × the larger measured spread)``. On the CPU interpreter times
 are interpreter wall times: they rank candidates but are never reported as speedups.
+
+The parts of an iteration live beside this module: ``inflight`` (slots, pause, stop),
+``advice`` (the advice library), ``proposing`` (parent → child), ``evaluating`` (child →
+verdict), ``state`` (recording it) and ``checkpoints`` (the run directory for a resume).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import random
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from evotui.engine import events as ev
 from evotui.engine import report as reporting
-from evotui.engine.hooks import Evaluator, MemoryHook, advice_block, advice_view, call
-from evotui.engine.mutators import (
-    DUPLICATE,
-    EXHAUSTED,
-    EXTRACTION_KINDS,
-    Mutation,
-    MutationRequest,
-    Mutator,
-)
+from evotui.engine.advice import AdviceLink
+from evotui.engine.checkpoints import Checkpoints, restore
+from evotui.engine.evaluating import EvalStep
+from evotui.engine.hooks import Evaluator, MemoryHook
+from evotui.engine.inflight import InFlight
+from evotui.engine.mutators import EXHAUSTED, Mutator
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate, Population
-from evotui.engine.prompting import Inspiration, PromptContext, describe_metrics
+from evotui.engine.proposing import Proposer
 from evotui.engine.rundir import RunDir
 from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.subscribers import Subscriber
-from evotui.engine.tunables import config_key
-from evotui.eval import reasons
-from evotui.eval.results import EvalRequest, EvalResult
+from evotui.eval.results import EvalResult
 from evotui.task import TaskRef
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Engine", "EngineConfig", "Evaluator", "MemoryHook", "RunResult"]
+__all__ = ["Engine", "RunResult"]
 
 
 @dataclass(frozen=True)
@@ -89,25 +87,20 @@ class Engine:
         self.device_info: dict[str, Any] = {}  # "name", "arch" of the GPU when known
         self.advice_report: dict[str, Any] | None = None  # the end-of-run distillation
         self.resumed = checkpoint is not None
-        self.state = RunState.new(self.config)
         self._seed_source = seed_source
         self._started: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inbox: asyncio.Queue[ev.Command] = asyncio.Queue()
-        self._running = asyncio.Event()
-        self._running.set()
-        self._change = asyncio.Event()
-        self._ckpt_lock = asyncio.Lock()
-        self._checkpoint_seq = itertools.count(1)
         self._subscribers: list[Subscriber] = []
-        self._phase: dict[asyncio.Task[Any], str] = {}  # "idle" | "mutate" | "evaluate"
-        self._reserved = 0  # iterations started and not yet recorded or failed
-        self._stopping = False
-        self._failures_in_a_row = 0
-        self._harness_errors_in_a_row = 0
         self._log_failed = False
+        self.state = RunState.new(self.config)  # checks the config, resumed or not
         if checkpoint is not None:
-            self._restore(checkpoint)
+            self.state = restore(checkpoint, self.config, mutator, run_dir)
+        self._inflight = InFlight()
+        self._checkpoints = Checkpoints()
+        self._advice = AdviceLink(self, self._emit)
+        self._proposer = Proposer(self, self._emit, self._finish)
+        self._eval = EvalStep(self, self._emit, self._finish)
 
     # ---- public API ------------------------------------------------------------------------
     def subscribe(self, fn: Callable[[ev.Event], Any]) -> Callable[[], None]:
@@ -195,11 +188,11 @@ class Engine:
 
     @property
     def paused(self) -> bool:
-        return not self._running.is_set()
+        return self._inflight.paused
 
     @property
     def in_flight(self) -> int:
-        return self._reserved
+        return self._inflight.reserved
 
     def elapsed(self) -> float:
         now = time.monotonic() - self._started if self._started is not None else 0.0
@@ -214,6 +207,10 @@ class Engine:
 
     def report(self) -> dict[str, Any]:
         return reporting.build_report(self)
+
+    def checkpoint_data(self) -> dict[str, Any]:
+        """A consistent snapshot: candidates in flight are left out (a resume redoes them)."""
+        return self._checkpoints.snapshot(self)
 
     async def run(self) -> RunResult:
         """Run until ``config.iterations`` children are evaluated, a Stop, exhaustion of the
@@ -234,7 +231,7 @@ class Engine:
                 device_name=str(self.device_info.get("name", "")),
                 arch=self.device_info.get("arch")))
             if self.seed_id is None:
-                await self._tracked(self._evaluate_seed())
+                await self._inflight.tracked(self._evaluate_seed(), "evaluate")
             if self.outcome is None and self.evaluated < self.config.iterations:
                 await self._run_slots()
                 if self.evaluated % self._generation_size():
@@ -247,10 +244,10 @@ class Engine:
             self._finish("failed", f"engine error: {type(e).__name__}: {e}")
         finally:
             self._finish("stopped", f"interrupted after {self.evaluated} evaluated children")
-            await self._cancel_all()
+            await self._inflight.cancel_all()
             await self._distill()  # the inbox still runs: a Stop cuts it short
             inbox.cancel()
-            report = await self._write_final()
+            report = await self._checkpoints.write_final(self, self._emit)
             for sub in self._subscribers:
                 await sub.close()
             await self.mutator.aclose()
@@ -279,11 +276,11 @@ class Engine:
     def _apply(self, cmd: ev.Command) -> None:
         if isinstance(cmd, ev.Pause):
             if not self.paused:
-                self._running.clear()
-                self._status(f"paused ({self._reserved} in flight finish first)")
+                self._inflight.pause()
+                self._status(f"paused ({self.in_flight} in flight finish first)")
         elif isinstance(cmd, ev.Resume):
             if self.paused:
-                self._running.set()
+                self._inflight.resume()
                 self._status("resumed")
         elif isinstance(cmd, ev.Stop):
             self._request_stop(cmd.grace_s)
@@ -298,265 +295,65 @@ class Engine:
             except ValueError as e:
                 self._status(str(e), "warning")
         elif isinstance(cmd, ev.AcceptAdvice | ev.VetoAdvice | ev.AuthorAdvice):
-            asyncio.get_running_loop().create_task(self._forward_advice(cmd))
+            asyncio.get_running_loop().create_task(self._advice.forward(cmd))
         else:
             self._status(f"unknown command {cmd!r}", "warning")
 
-    async def _forward_advice(self, cmd: ev.AcceptAdvice | ev.VetoAdvice | ev.AuthorAdvice) -> None:
-        name = {"accept_advice": "accept", "veto_advice": "veto", "author_advice": "author"}[cmd.kind]
-        fn = getattr(self.memory, name, None) if self.memory is not None else None
-        if fn is None:
-            self._status(f"cannot {name} advice: no advice library with `{name}` is attached",
-                         "warning")
-            return
-        try:
-            if isinstance(cmd, ev.AuthorAdvice):
-                got = await call(fn, cmd.text, **cmd.fields)
-                self._status(f"advice added: {getattr(got, 'id', got)}")
-            else:
-                await call(fn, cmd.id)
-                self._status(f"advice {cmd.id} {name}ed")
-        except Exception as e:
-            self._status(f"advice {name} failed: {type(e).__name__}: {e}", "warning")
-
     def _request_stop(self, grace_s: float) -> None:
-        if self._stopping and self.outcome == "stopped":  # a second Stop: now
-            for task in list(self._phase):
-                task.cancel()
+        if self._inflight.stopping and self.outcome == "stopped":  # a second Stop: now
+            self._inflight.cancel()
             return
         self._finish("stopped", f"stopped on request after {self.evaluated} evaluated children")
-        self._status(f"stopping: {self._reserved} in flight get {grace_s:g} s to finish")
-        for task, phase in list(self._phase.items()):
-            if phase != "evaluate" or grace_s <= 0:
-                task.cancel()
+        self._status(f"stopping: {self.in_flight} in flight get {grace_s:g} s to finish")
+        self._inflight.cancel(spare_evaluations=grace_s > 0)
         if grace_s > 0 and self._loop is not None:
-            self._loop.call_later(grace_s, lambda: [t.cancel() for t in list(self._phase)])
+            self._loop.call_later(grace_s, self._inflight.cancel)
 
     def _finish(self, outcome: str, message: str) -> None:
         """Record why the run ends (the first reason wins) and stop starting iterations."""
         self.state.finish(outcome, message)
-        self._stopping = True
-        self._running.set()
-        self._notify()
-
-    def _notify(self) -> None:
-        self._change.set()
-        self._change = asyncio.Event()
+        self._inflight.stop_starting()
 
     # ---- the loop --------------------------------------------------------------------------
-    async def _tracked(self, coro: Any) -> None:
-        """Run ``coro`` as a task that Stop can cancel; a cancellation ends it quietly."""
-        task = asyncio.create_task(coro)
-        self._phase[task] = "evaluate"
-        try:
-            await task
-        except asyncio.CancelledError:
-            if not task.cancelled():
-                raise
-        finally:
-            self._phase.pop(task, None)
-
     async def _run_slots(self) -> None:
         n = self.config.concurrency or len(self.evaluator.lanes) + (
             1 if self.mutator.name == "param" else 2)
-        tasks = [asyncio.create_task(self._slot()) for _ in range(max(1, n))]
-        for task in tasks:
-            self._phase[task] = "idle"
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-        for task in tasks:
-            self._phase.pop(task, None)
-        for r in results:
-            if isinstance(r, Exception):
-                raise r
+        await self._inflight.run_slots(max(1, n), self._iteration,
+                                       lambda: self.config.iterations - self.evaluated)
 
-    async def _slot(self) -> None:
-        me = asyncio.current_task()
-        assert me is not None
-        while True:
-            if not self._running.is_set():
-                await self._running.wait()
-            if self._stopping or self.evaluated >= self.config.iterations:
-                return
-            if self.evaluated + self._reserved >= self.config.iterations:
-                await self._change.wait()  # a reserved iteration may yet fail and free its place
-                continue
-            self._reserved += 1
-            try:
-                await self._iteration(me)
-            finally:
-                self._reserved -= 1
-                self._phase[me] = "idle"
-                self._notify()
-
-    async def _iteration(self, me: asyncio.Task[Any]) -> None:
-        self._phase[me] = "mutate"
+    async def _iteration(self) -> None:
+        self._inflight.set_phase("mutate")
         cid = self.population.new_id()
         parent = self.population.select_parent(self.rng)
-        items, advice, block = await self._retrieve_advice(cid, parent)
-        mutation, parent = await self._mutate(cid, parent, block, self.state.take_hints(), items)
+        advice = await self._advice.retrieve(cid, parent, self.mutator.name == "param")
+        mutation, parent = await self._proposer.propose(cid, parent, advice.block,
+                                                        self.state.take_hints(), advice.items)
         if mutation.prompt and self.run_dir is not None:
             self.run_dir.write_llm_log(cid, mutation.prompt, mutation.reply)
         if mutation.failure_kind == EXHAUSTED:
             self._finish("exhausted", "the parameter search is exhausted: every setting of the "
                          "tunables has been tried (a model can take it further)")
             return
-        source = mutation.source
-        if source is not None and config_key(source) in self.state.tried:
-            self.mutator.account.fail(DUPLICATE)
-            mutation = Mutation(None, mutation.mutator, mutation.model, mutation.mode,
-                                failure_kind=DUPLICATE,
-                                failure="the answer is a program already evaluated")
-        if source is None or not mutation.ok:
-            self._mutation_failed(cid, parent, mutation)
+        mutation = self._proposer.reject_duplicate(mutation)
+        if mutation.source is None or not mutation.ok:
+            self._proposer.failed(cid, parent, mutation)
             return
-        self._failures_in_a_row = 0
-        self.state.tried.add(config_key(source))
-        shown = ([a["id"] for a in advice] if mutation.advice_ids is None
-                 else list(mutation.advice_ids))
-        child = Candidate(id=cid, source=source, parent_id=parent.id, island=parent.island,
-                          generation=self.generation, mutator=mutation.mutator,
-                          model=mutation.model, advice_ids=shown,
-                          description=mutation.description, extra={"mode": mutation.mode})
+        child = self._proposer.child(cid, parent, mutation, advice.views)
         self._emit(ev.CandidateProposed(
             id=cid, parent_id=parent.id, island=child.island, generation=child.generation,
             mutator=child.mutator, model=child.model, description=child.description,
-            diff=diff_text(parent.source, source, parent.id, cid),
+            diff=diff_text(parent.source, child.source, parent.id, cid),
             advice_ids=tuple(child.advice_ids), parent_origin=parent.copy_of or parent.id))
-        self._phase[me] = "evaluate"
-        result = await self._sanitized(child, await self._evaluate(child))
+        self._inflight.set_phase("evaluate")
+        result = await self._eval.evaluate(child)
         improved = self._record(child, parent, result)
         generation_ends = self.evaluated % self._generation_size() == 0
-        if child.advice_ids and self.memory is not None:
-            try:
-                await call(self.memory.record_outcome, list(child.advice_ids), improved)
-            except Exception as e:
-                self._status(f"advice library: recording the outcome failed: {e}", "warning")
+        await self._advice.record_outcome(child.advice_ids, improved)
         if generation_ends:
             await self._end_generation()
 
     def _generation_size(self) -> int:
         return self.config.generation_size or max(4, len(self.evaluator.lanes))
-
-    async def _mutate(self, cid: str, parent: Candidate, advice: str, hints: list[str],
-                      items: list[Any]) -> tuple[Mutation, Candidate]:
-        """Ask the mutator for a child of ``parent``; when the parameters of that parent are
-        exhausted, try the other accepted programs, best first."""
-        def on_chunk(text: str) -> None:
-            self._emit(ev.LLMChunk(cid, text))
-
-        tried_parents = {parent.source}
-        while True:
-            request = MutationRequest(cid, parent, self._context(parent, advice, hints), self.rng,
-                                      frozenset(self.state.tried), tuple(items))
-            mutation = await self.mutator.propose(request, on_chunk)
-            if mutation.failure_kind != EXHAUSTED:
-                return mutation, parent
-            others = [c for c in self.population.elites() + self.population.candidates()
-                      if c.status == "accepted" and c.source not in tried_parents]
-            if not others:
-                return mutation, parent
-            parent = others[0]
-            tried_parents.add(parent.source)
-
-    def _context(self, parent: Candidate, advice: str, hints: list[str]) -> PromptContext:
-        if self.mutator.name == "param":  # no prompt: skip the diffs
-            return PromptContext(self.task_source, parent)
-        inspirations = [
-            Inspiration(c.id, describe_metrics(c), c.description,
-                        diff_text(parent.source, c.source, parent.id, c.id))
-            for c in self.population.inspirations(parent, self.rng, self.config.inspirations)]
-        return PromptContext(self.task_source, parent, inspirations, advice, hints,
-                             parent.extra.get("last_failure"))
-
-    async def _retrieve_advice(self, cid: str, parent: Candidate
-                               ) -> tuple[list[Any], list[dict[str, Any]], str]:
-        """Top-k advice for this parent: (the items for the mutator, views for events and
-        lineage, the prompt block). The parameter mutator gets the advice it can follow
-        (tunable moves) when the library can pick those."""
-        if self.memory is None or self.config.memory_k <= 0:
-            return [], [], ""
-        fn = self.memory.retrieve
-        if self.mutator.name == "param":
-            fn = getattr(self.memory, "retrieve_tunables", fn)
-        try:
-            items = list(await call(fn, self.task.meta, parent.source, self.config.memory_k)
-                         or [])[: self.config.memory_k]
-            views = [advice_view(a) for a in items]
-        except Exception as e:
-            self._status(f"advice library: retrieval failed ({type(e).__name__}: {e}); "
-                         "continuing without advice", "warning")
-            return [], [], ""
-        if views:
-            self._emit(ev.AdviceRetrieved(cid, tuple(views)))
-        block = "" if self.mutator.name == "param" else advice_block(items, views)
-        return items, views, block
-
-    def _mutation_failed(self, cid: str, parent: Candidate, m: Mutation) -> None:
-        self._failures_in_a_row += 1
-        kind = m.failure_kind or "unknown"
-        if kind in EXTRACTION_KINDS or kind == DUPLICATE:  # tell the model in the next prompt
-            parent.extra["last_failure"] = {"id": cid, "reason": f"unusable answer ({kind})",
-                                            "message": m.failure or kind}
-        self._status(f"{cid}: {m.mutator} mutation of {parent.id} failed ({kind}): {m.failure}",
-                     "warning")
-        limit = 3 if kind in ("server_down", "model_missing") else self.config.max_consecutive_failures
-        if self._failures_in_a_row >= limit:
-            self._finish("failed", f"the {m.mutator} mutator failed {self._failures_in_a_row} "
-                         f"times in a row; last ({kind}): {m.failure}")
-
-    async def _evaluate(self, c: Candidate) -> EvalResult:
-        """Evaluate ``c``; an evaluator failure (not the candidate's fault) is retried once,
-        and a run whose evaluator keeps failing ends."""
-        request = EvalRequest(task=self.task, source=c.source, name=c.id,
-                              trials=self.config.eval_trials, timeout_s=self.config.eval_timeout_s,
-                              slow_cutoff_ms=self._slow_cutoff_ms(c))
-        result = await self.evaluator.aevaluate(request)
-        if result.reason == reasons.HARNESS_ERROR:
-            self._status(f"{c.id}: the evaluator failed ({result.message}); trying again",
-                         "warning")
-            result = await self.evaluator.aevaluate(request)
-        if result.reason != reasons.HARNESS_ERROR:
-            self._harness_errors_in_a_row = 0
-            return result
-        self._harness_errors_in_a_row += 1
-        if self._harness_errors_in_a_row >= self.config.max_harness_errors:
-            self._finish("failed", f"the evaluator failed {self._harness_errors_in_a_row} times "
-                         f"in a row (not the candidates' fault): {result.message}")
-        return result
-
-    def _slow_cutoff_ms(self, c: Candidate) -> float | None:
-        best = self.best
-        if (c.mutator == "seed" or best is None or not best.time_ms or not self.config.slow_cutoff_factor
-                or best.extra.get("interpreter")):
-            return None
-        return self.config.slow_cutoff_factor * best.time_ms
-
-    async def _sanitized(self, c: Candidate, r: EvalResult) -> EvalResult:
-        """compute-sanitizer on each would-be new best, where the evaluator offers it (CUDA C
-        candidates on a machine that has the tool): a memory error rejects the candidate."""
-        sanitize = getattr(self.evaluator, "asanitize", None)
-        best = self.best
-        if sanitize is None or not r.accepted:
-            return r
-        if best is not None:
-            probe = Candidate(id=c.id, source=c.source, time_ms=r.time_ms,
-                              extra={"spread_pct": r.spread_pct})
-            if not self.state.beats(probe, best):
-                return r
-        try:
-            report = await sanitize(self.task, c.source)
-        except Exception as e:  # the tool failing is not the candidate's fault
-            self._status(f"{c.id}: compute-sanitizer failed ({type(e).__name__}: {e})", "warning")
-            return r
-        if report is None:
-            return r
-        if not report.ran:
-            self._status(f"{c.id}: compute-sanitizer did not run: {report.message}", "warning")
-            return r
-        if report.ok:
-            self._status(f"{c.id}: compute-sanitizer: no errors ({report.seconds:.0f} s)")
-            return r
-        return replace(r, accepted=False, reason=reasons.SANITIZER_ERROR, message=report.message)
 
     async def _evaluate_seed(self) -> None:
         assert self._seed_source is not None
@@ -566,7 +363,7 @@ class Engine:
                                         mutator="seed", model=None, description="seed", diff=""))
         self._status(f"evaluating the seed {seed.id} on {', '.join(self.evaluator.devices)}"
                      + (" (Triton interpreter)" if self.evaluator.is_cpu else ""))
-        result = await self._sanitized(seed, await self._evaluate(seed))
+        result = await self._eval.evaluate(seed)
         self.state.seed_id = seed.id
         self._record(seed, None, result)
         if not result.accepted:
@@ -574,7 +371,7 @@ class Engine:
             self._status(msg, "error")
             self._finish("failed", msg)
             return
-        await self._checkpoint()
+        await self._checkpoints.write(self)
 
     def _record(self, c: Candidate, parent: Candidate | None, r: EvalResult) -> bool:
         """Store a verdict and announce it; returns whether the child beat its parent."""
@@ -607,26 +404,20 @@ class Engine:
             evals_per_minute=self.evals_per_minute(), llm_calls=acc["calls"],
             llm_failures=acc["failures"], prompt_tokens=acc["prompt_tokens"],
             completion_tokens=acc["completion_tokens"]))
-        await self._checkpoint()
+        await self._checkpoints.write(self)
 
     async def _distill(self) -> None:
         """Successful mutations → proposed advice (``evotui.engine.distillation``). A Stop
         during it cancels it; what was stored by then stays."""
         from evotui.engine import distillation
 
-        task = asyncio.create_task(distillation.after_run(self))
-        self._phase[task] = "distill"
         try:
-            self.advice_report = await task
-        except asyncio.CancelledError:
-            if not task.cancelled():
-                raise
-            self.advice_report = distillation.off("cancelled by a stop request")
+            r = await self._inflight.tracked(distillation.after_run(self), "distill")
         except Exception as e:  # never lose the report over the advice library
-            self.advice_report = distillation.off(f"failed: {type(e).__name__}: {e}")
-        finally:
-            self._phase.pop(task, None)
-        r = self.advice_report
+            r = distillation.off(f"failed: {type(e).__name__}: {e}")
+        if r is None:
+            r = distillation.off("cancelled by a stop request")
+        self.advice_report = r
         if r.get("distilled") and (r.get("eligible") or r.get("proposed") or r.get("merged")):
             where = " (CPU interpreter: wall times, kept proposed)" if r.get("interpreter") else ""
             self._status(f"advice: {r['proposed']} proposed, {r['merged']} merged into existing "
@@ -634,65 +425,3 @@ class Engine:
                          f"{r['min_gain'] * 100:.0f} %{where}")
         elif not r.get("distilled") and str(r.get("why", "")).startswith(("failed", "cancelled")):
             self._status(f"advice distillation {r['why']}", "warning")
-
-    # ---- checkpoints -----------------------------------------------------------------------
-    def checkpoint_data(self) -> dict[str, Any]:
-        """A consistent snapshot: candidates in flight are left out (a resume redoes them)."""
-        return {
-            **self.state.to_dict(self.elapsed()),
-            "run": self.run_info,
-            "task": str(self.task.path),
-            "mutator": {"name": self.mutator.name, "model": self.mutator.model,
-                        "state": self.mutator.state(), "account": self.account()},
-            "events_offset": self.run_dir.events_offset() if self.run_dir else 0,
-            "written": time.time(),
-            "seq": next(self._checkpoint_seq),  # which of two overlapping writes is newer
-        }
-
-    async def _checkpoint(self) -> None:
-        if self.run_dir is None:
-            return
-        async with self._ckpt_lock:
-            data = self.checkpoint_data()
-            # A Stop can cancel this task while the thread still writes; the final checkpoint
-            # then overlaps it: RunDir serialises the two and keeps the newer (its ``seq``).
-            await asyncio.to_thread(self.run_dir.write_checkpoint, data)
-
-    def _restore(self, ck: dict[str, Any]) -> None:
-        self.state = RunState.from_dict(ck, self.config)
-        mut = ck.get("mutator") or {}
-        self.mutator.load_state({**(mut.get("state") or {}), "account": mut.get("account") or {}})
-        if self.run_dir is not None:
-            self.run_dir.truncate_events(int(ck.get("events_offset", 0)))
-            self.run_dir.truncate_sources(ck.get("sources_offset"))
-
-    async def _cancel_all(self) -> None:
-        tasks = [t for t in self._phase if not t.done()]
-        for t in tasks:
-            t.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _write_final(self) -> dict[str, Any]:
-        """Report and best.py, then RunFinished, then the last checkpoint (which so covers
-        the whole log)."""
-        report = self.report()
-        finished = ev.RunFinished(outcome=self.outcome or "stopped", message=self.outcome_message,
-                                  evaluated=self.evaluated, best_id=self.best_id,
-                                  run_dir=str(self.run_dir.path) if self.run_dir else None)
-        if self.run_dir is None:
-            self._emit(finished)
-            return report
-        try:
-            async with self._ckpt_lock:
-                self.run_dir.write_report(report, reporting.render_markdown(report))
-                best = self.best
-                if best is not None:
-                    self.run_dir.write_best(reporting.best_file(report, best.source))
-                self._emit(finished)
-                if self.best_id is not None:  # an accepted seed: something to resume from
-                    self.run_dir.write_checkpoint(self.checkpoint_data())
-        except OSError as e:
-            self._status(f"cannot write the run directory {self.run_dir.path}: {e}", "error")
-        return report
-

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from evotui import config as evoconfig
-from evotui.engine.loop import Engine, EngineConfig, Evaluator, MemoryHook
+from evotui.engine.hooks import Evaluator, MemoryHook
+from evotui.engine.loop import Engine
 from evotui.engine.mutators import LLMMutator, MixedMutator, Mutator, ParamMutatorAdapter
 from evotui.engine.rundir import RunDir, RunDirError, load_checkpoint
+from evotui.engine.state import EngineConfig
 from evotui.task import TaskError, TaskRef, resolve_task
 
 MUTATOR_MODES = ("auto", "llm", "param", "mixed")

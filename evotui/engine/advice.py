@@ -1,0 +1,83 @@
+"""The engine's side of the optional advice library (``hooks.MemoryHook``): advice for each
+mutation, the shown/improved counters, and the human's accept/veto/author commands.
+
+The library failing never stops a run: each failure costs a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evotui.engine import events as ev
+from evotui.engine.hooks import advice_block, advice_view, call
+from evotui.engine.population import Candidate
+
+if TYPE_CHECKING:
+    from evotui.engine.loop import Engine
+
+AdviceCommand = ev.AcceptAdvice | ev.VetoAdvice | ev.AuthorAdvice
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    items: list[Any] = field(default_factory=list)  # as the library returned them: for the mutator
+    views: list[dict[str, Any]] = field(default_factory=list)  # for events and lineage
+    block: str = ""  # for the prompt
+
+
+class AdviceLink:
+    def __init__(self, engine: Engine, emit: Callable[[ev.Event], None]) -> None:
+        self.engine = engine  # its memory, task and config, read at each use
+        self._emit = emit
+
+    def _warn(self, message: str) -> None:
+        self._emit(ev.Status(message, "warning"))
+
+    async def retrieve(self, cid: str, parent: Candidate, param: bool) -> Retrieved:
+        """Top-k advice for this parent. The parameter mutator (``param``) gets the advice it
+        can follow (tunable moves) when the library can pick those, and no prompt block."""
+        memory, k = self.engine.memory, self.engine.config.memory_k
+        if memory is None or k <= 0:
+            return Retrieved()
+        fn = memory.retrieve
+        if param:
+            fn = getattr(memory, "retrieve_tunables", fn)
+        try:
+            items = list(await call(fn, self.engine.task.meta, parent.source, k) or [])[:k]
+            views = [advice_view(a) for a in items]
+        except Exception as e:
+            self._warn(f"advice library: retrieval failed ({type(e).__name__}: {e}); "
+                       "continuing without advice")
+            return Retrieved()
+        if views:
+            self._emit(ev.AdviceRetrieved(cid, tuple(views)))
+        return Retrieved(items, views, "" if param else advice_block(items, views))
+
+    async def record_outcome(self, advice_ids: list[str], improved: bool) -> None:
+        memory = self.engine.memory
+        if not advice_ids or memory is None:
+            return
+        try:
+            await call(memory.record_outcome, list(advice_ids), improved)
+        except Exception as e:
+            self._warn(f"advice library: recording the outcome failed: {e}")
+
+    async def forward(self, cmd: AdviceCommand) -> None:
+        """Pass a human's accept/veto/author command to the library, if it has that method."""
+        name = {"accept_advice": "accept", "veto_advice": "veto", "author_advice": "author"}[cmd.kind]
+        memory = self.engine.memory
+        fn = getattr(memory, name, None) if memory is not None else None
+        if fn is None:
+            self._warn(f"cannot {name} advice: no advice library with `{name}` is attached")
+            return
+        try:
+            if isinstance(cmd, ev.AuthorAdvice):
+                got = await call(fn, cmd.text, **cmd.fields)
+                self._emit(ev.Status(f"advice added: {getattr(got, 'id', got)}"))
+            else:
+                await call(fn, cmd.id)
+                self._emit(ev.Status(f"advice {cmd.id} {name}ed"))
+        except Exception as e:
+            self._warn(f"advice {name} failed: {type(e).__name__}: {e}")

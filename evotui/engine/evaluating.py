@@ -1,0 +1,92 @@
+"""Evaluating one candidate for the engine: the request to the evaluator, one retry when the
+evaluator itself fails, and compute-sanitizer on a would-be new best.
+
+The verdict comes from the evaluator (DESIGN §1, invariant 2); this only decides what to ask
+for and when a run whose evaluator keeps failing must end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from evotui.engine import events as ev
+from evotui.engine.population import Candidate
+from evotui.eval import reasons
+from evotui.eval.results import EvalRequest, EvalResult
+
+if TYPE_CHECKING:
+    from evotui.engine.loop import Engine
+
+
+class EvalStep:
+    def __init__(self, engine: Engine, emit: Callable[[ev.Event], None],
+                 finish: Callable[[str, str], None]) -> None:
+        self.engine = engine  # its evaluator, task, config and state, read at each use
+        self._emit = emit
+        self._finish = finish  # (outcome, message): ends the run
+        self._harness_errors_in_a_row = 0
+
+    def _status(self, message: str, level: str = "info") -> None:
+        self._emit(ev.Status(message, level))
+
+    async def evaluate(self, c: Candidate) -> EvalResult:
+        """The evaluator's verdict on ``c``, after compute-sanitizer where that applies."""
+        return await self._sanitized(c, await self._evaluate(c))
+
+    async def _evaluate(self, c: Candidate) -> EvalResult:
+        """Evaluate ``c``; an evaluator failure (not the candidate's fault) is retried once,
+        and a run whose evaluator keeps failing ends."""
+        engine, config = self.engine, self.engine.config
+        request = EvalRequest(task=engine.task, source=c.source, name=c.id,
+                              trials=config.eval_trials, timeout_s=config.eval_timeout_s,
+                              slow_cutoff_ms=self._slow_cutoff_ms(c))
+        result = await engine.evaluator.aevaluate(request)
+        if result.reason == reasons.HARNESS_ERROR:
+            self._status(f"{c.id}: the evaluator failed ({result.message}); trying again",
+                         "warning")
+            result = await engine.evaluator.aevaluate(request)
+        if result.reason != reasons.HARNESS_ERROR:
+            self._harness_errors_in_a_row = 0
+            return result
+        self._harness_errors_in_a_row += 1
+        if self._harness_errors_in_a_row >= config.max_harness_errors:
+            self._finish("failed", f"the evaluator failed {self._harness_errors_in_a_row} times "
+                         f"in a row (not the candidates' fault): {result.message}")
+        return result
+
+    def _slow_cutoff_ms(self, c: Candidate) -> float | None:
+        best, factor = self.engine.best, self.engine.config.slow_cutoff_factor
+        if (c.mutator == "seed" or best is None or not best.time_ms or not factor
+                or best.extra.get("interpreter")):
+            return None
+        return factor * best.time_ms
+
+    async def _sanitized(self, c: Candidate, r: EvalResult) -> EvalResult:
+        """compute-sanitizer on each would-be new best, where the evaluator offers it (CUDA C
+        candidates on a machine that has the tool): a memory error rejects the candidate."""
+        engine = self.engine
+        sanitize = getattr(engine.evaluator, "asanitize", None)
+        best = engine.best
+        if sanitize is None or not r.accepted:
+            return r
+        if best is not None:
+            probe = Candidate(id=c.id, source=c.source, time_ms=r.time_ms,
+                              extra={"spread_pct": r.spread_pct})
+            if not engine.state.beats(probe, best):
+                return r
+        try:
+            report = await sanitize(engine.task, c.source)
+        except Exception as e:  # the tool failing is not the candidate's fault
+            self._status(f"{c.id}: compute-sanitizer failed ({type(e).__name__}: {e})", "warning")
+            return r
+        if report is None:
+            return r
+        if not report.ran:
+            self._status(f"{c.id}: compute-sanitizer did not run: {report.message}", "warning")
+            return r
+        if report.ok:
+            self._status(f"{c.id}: compute-sanitizer: no errors ({report.seconds:.0f} s)")
+            return r
+        return replace(r, accepted=False, reason=reasons.SANITIZER_ERROR, message=report.message)

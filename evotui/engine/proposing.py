@@ -1,0 +1,105 @@
+"""From a parent to a proposed child: the mutator's request (prompt context, advice, hints),
+the switch to other parents when one's parameters are exhausted, duplicate answers, and the
+streak of failed mutations that ends a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from evotui.engine import events as ev
+from evotui.engine.mutators import (
+    DUPLICATE,
+    EXHAUSTED,
+    EXTRACTION_KINDS,
+    Mutation,
+    MutationRequest,
+)
+from evotui.engine.patch import diff_text
+from evotui.engine.population import Candidate
+from evotui.engine.prompting import Inspiration, PromptContext, describe_metrics
+from evotui.engine.tunables import config_key
+
+if TYPE_CHECKING:
+    from evotui.engine.loop import Engine
+
+
+class Proposer:
+    def __init__(self, engine: Engine, emit: Callable[[ev.Event], None],
+                 finish: Callable[[str, str], None]) -> None:
+        self.engine = engine  # its mutator, task source, config and state, read at each use
+        self._emit = emit
+        self._finish = finish  # (outcome, message): ends the run
+        self._failures_in_a_row = 0
+
+    async def propose(self, cid: str, parent: Candidate, advice: str, hints: list[str],
+                      items: list[Any]) -> tuple[Mutation, Candidate]:
+        """Ask the mutator for a child of ``parent``; when the parameters of that parent are
+        exhausted, try the other accepted programs, best first. Returns the mutation and the
+        parent it was made from."""
+        def on_chunk(text: str) -> None:
+            self._emit(ev.LLMChunk(cid, text))
+
+        engine = self.engine
+        tried_parents = {parent.source}
+        while True:
+            request = MutationRequest(cid, parent, self._context(parent, advice, hints),
+                                      engine.rng, frozenset(engine.state.tried), tuple(items))
+            mutation = await engine.mutator.propose(request, on_chunk)
+            if mutation.failure_kind != EXHAUSTED:
+                return mutation, parent
+            others = [c for c in engine.population.elites() + engine.population.candidates()
+                      if c.status == "accepted" and c.source not in tried_parents]
+            if not others:
+                return mutation, parent
+            parent = others[0]
+            tried_parents.add(parent.source)
+
+    def _context(self, parent: Candidate, advice: str, hints: list[str]) -> PromptContext:
+        engine = self.engine
+        if engine.mutator.name == "param":  # no prompt: skip the diffs
+            return PromptContext(engine.task_source, parent)
+        inspirations = [
+            Inspiration(c.id, describe_metrics(c), c.description,
+                        diff_text(parent.source, c.source, parent.id, c.id))
+            for c in engine.population.inspirations(parent, engine.rng,
+                                                    engine.config.inspirations)]
+        return PromptContext(engine.task_source, parent, inspirations, advice, hints,
+                             parent.extra.get("last_failure"))
+
+    def reject_duplicate(self, mutation: Mutation) -> Mutation:
+        """``mutation``, or a failed one when its program was already evaluated or is in flight."""
+        if mutation.source is None or config_key(mutation.source) not in self.engine.state.tried:
+            return mutation
+        self.engine.mutator.account.fail(DUPLICATE)
+        return Mutation(None, mutation.mutator, mutation.model, mutation.mode,
+                        failure_kind=DUPLICATE, failure="the answer is a program already evaluated")
+
+    def failed(self, cid: str, parent: Candidate, m: Mutation) -> None:
+        """A mutation without a child; enough of them in a row end the run."""
+        self._failures_in_a_row += 1
+        kind = m.failure_kind or "unknown"
+        if kind in EXTRACTION_KINDS or kind == DUPLICATE:  # tell the model in the next prompt
+            parent.extra["last_failure"] = {"id": cid, "reason": f"unusable answer ({kind})",
+                                            "message": m.failure or kind}
+        self._emit(ev.Status(
+            f"{cid}: {m.mutator} mutation of {parent.id} failed ({kind}): {m.failure}", "warning"))
+        limit = (3 if kind in ("server_down", "model_missing")
+                 else self.engine.config.max_consecutive_failures)
+        if self._failures_in_a_row >= limit:
+            self._finish("failed", f"the {m.mutator} mutator failed {self._failures_in_a_row} "
+                         f"times in a row; last ({kind}): {m.failure}")
+
+    def child(self, cid: str, parent: Candidate, m: Mutation,
+              advice_views: list[dict[str, Any]]) -> Candidate:
+        """The child of a successful mutation, its program now marked as tried. Its advice ids
+        are those the mutator says it followed, or else all the advice shown."""
+        assert m.source is not None
+        self._failures_in_a_row = 0
+        self.engine.state.tried.add(config_key(m.source))
+        shown = ([a["id"] for a in advice_views] if m.advice_ids is None
+                 else list(m.advice_ids))
+        return Candidate(id=cid, source=m.source, parent_id=parent.id, island=parent.island,
+                         generation=self.engine.generation, mutator=m.mutator, model=m.model,
+                         advice_ids=shown, description=m.description, extra={"mode": m.mode})
