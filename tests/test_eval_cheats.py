@@ -20,7 +20,8 @@ def evaluate(pool, task, name: str, **kw):
                                   "honest_heuristics_hooks.py", "honest_int64_indexing.py",
                                   "honest_output_buffer_reuse.py", "honest_tma_descriptor.py",
                                   "honest_autotune_many_configs.py", "honest_config_dict.py",
-                                  "honest_self_time_types.py", "honest_value_dependent_time.py"])
+                                  "honest_self_time_types.py", "honest_value_dependent_time.py",
+                                  "honest_plain_dataclass.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)
@@ -41,6 +42,11 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_grid_callback.py", {"torch_fallback"}),
     ("cheat_probe_checked_calls.py", {"stale_output"}),
     ("cheat_value_keyed_cache.py", {"stale_output", "cached_results"}),  # hits on repeats
+    # a third round: an output `list` subclass whose __iter__ computes (unpacked outside the
+    # policy), `.item()` element by element, a grid entry whose __index__ computes
+    ("cheat_list_subclass_output.py", {"not_a_tensor"}),
+    ("cheat_item_host_compute.py", {"torch_fallback"}),
+    ("cheat_grid_index.py", {"runtime_error"}),
     ("cheat_downcast.py", {"mismatch"}),
     ("cheat_shape_specialised.py", {"mismatch", "runtime_error", "crashed"}),
     ("cheat_wrong.py", {"mismatch"}),
@@ -82,6 +88,7 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_with_exit_tbframe.py", "forbidden_construct"),
     ("cheat_library_override_clone.py", "forbidden_attribute"),
     ("cheat_interp_python_in_kernel.py", "forbidden_call"),
+    ("cheat_kernel_method_call.py", "forbidden_construct"),  # a global's method in a kernel
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -172,3 +179,20 @@ def test_uninitialised_allocations_in_checked_calls_are_poisoned():
     assert torch.isnan(a).all() and torch.isnan(b.float()).all() and torch.isnan(s.float()).all()
     assert a.view(torch.int32).eq(-1).all() and b.view(torch.int16).eq(-1).all()  # 0xFF bytes
     assert z.eq(0).all() and not policy.violations  # allocation is allowed, zeros stay zeros
+
+
+
+@pytest.mark.parametrize(("sample", "name"), [
+    ("layernorm", "layernorm_tutorial.py"),  # register_buffer, static_assert, device_print
+    ("matmul_bias_relu", "matmul_bias_relu_tutorial_autotune.py"),  # configs from a function
+    ("rmsnorm", "rmsnorm_reduce.py"),  # tl.reduce with a jit combine, static_range
+    ("row_sum", "row_sum_scan.py"),  # tl.associative_scan, SM count behind x.is_cuda
+    ("cross_entropy", "cross_entropy_libdevice.py"),  # seeded dropout at p=0, libdevice.log
+])
+def test_honest_tutorial_style_kernels_on_other_tasks_are_accepted(cpu_pool, sample, name):
+    from evotui.task import resolve_task
+    from tests.conftest import SAMPLES
+
+    source = (CANDIDATES / "samples" / name).read_text()
+    result = cpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / sample), source=source))
+    assert result.accepted, (result.reason, result.message)

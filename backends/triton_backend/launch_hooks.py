@@ -66,6 +66,29 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
             check(value, f"`{name}`")
 
 
+def check_grid(grid: Any) -> Any:
+    """A launch grid: exact ints, or a tuple/list of them (Triton's interpreter runs
+    ``__index__`` and comparisons on grid entries with the policy suspended)."""
+    if type(grid) is int or (type(grid) in (tuple, list) and all(type(g) is int for g in grid)):
+        return grid
+    raise KernelArgumentError(f"the launch grid is {type(grid).__name__} "
+                              f"{[type(g).__name__ for g in grid] if type(grid) in (tuple, list) else ''}"
+                              ": a grid is a tuple of ints (or a callable returning one)")
+
+
+def _checked_grid(grid: Any) -> Any:
+    if grid is None:
+        return grid
+    if not callable(grid):
+        return check_grid(grid)
+
+    @functools.wraps(grid)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        return check_grid(grid(*args, **kwargs))
+
+    return checked
+
+
 class LaunchRecorder:
     def __init__(self) -> None:
         self.launches: Counter[str] = Counter()
@@ -166,7 +189,7 @@ class LaunchRecorder:
                 return None
             recorder._suspend()
             try:
-                return original(fn_self, *args, grid=recorder.candidate_code(grid),
+                return original(fn_self, *args, grid=_checked_grid(recorder.candidate_code(grid)),
                                 warmup=warmup, **kwargs)
             finally:
                 recorder._resume()
@@ -182,7 +205,7 @@ class LaunchRecorder:
             recorder._watch_callbacks(fn_self)
             grid = kwargs.get("grid")
             if grid is not None:
-                kwargs["grid"] = recorder.candidate_code(grid)
+                kwargs["grid"] = _checked_grid(recorder.candidate_code(grid))
             recorder._suspend()
             try:
                 return original(fn_self, *args, **kwargs)

@@ -25,6 +25,7 @@ ALLOWED_IMPORTS = {
     "triton.language.extra.libdevice", "triton.language.extra.cuda",
     "triton.language.extra.cuda.libdevice", "triton.runtime", "triton.tools.tensor_descriptor",
     "math", "typing", "functools", "itertools", "operator", "dataclasses", "__future__",
+    "collections", "enum",
 }
 
 FORBIDDEN_CALLS = {
@@ -51,6 +52,7 @@ ALLOWED_MODULE_PATHS = (
     "triton.runtime.driver.active.utils.get_device_properties",
     "triton.runtime.driver.active.get_current_device",
     "triton.runtime.driver.active.get_current_target",
+    "triton.runtime.driver.active.get_active_torch_device", "torch.cuda.device",
     "triton.tools.tensor_descriptor.TensorDescriptor",  # host-side TMA descriptors (Hopper+)
 )
 
@@ -129,29 +131,79 @@ def _is_jit(fn: ast.FunctionDef) -> bool:
 
 
 def _check_jit_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
-    """Calls in ``@triton.jit`` bodies: triton's own functions, the file's jit functions,
-    methods of the values the kernel holds, and a few builtins — what the GPU compiler
-    accepts. Under the CPU interpreter anything else would run as plain Python, unwatched."""
+    """What a ``@triton.jit`` body may touch: triton, its parameters and locals, the file's
+    jit functions and module-level constants, and a few builtins — what the GPU compiler
+    accepts. Under the CPU interpreter anything else (a global object's method, property,
+    ``__getitem__`` or operator) would run as plain Python with the op policy suspended."""
     kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit(n)]
     own = {k.name for k in kernels}
+    constants: set[str] = set()
+    others: set[str] = set()  # module-level names bound to anything else
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if isinstance(node.value, ast.Name) and node.value.id in own:
+                own.update(names)  # `gelu = _gelu_tanh`
+            elif node.value is not None and _is_constant(node.value, aliases):
+                constants.update(names)
+            else:
+                others.update(names)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name not in own:
+            others.add(node.name)
+    others -= constants
     for kernel in kernels:
-        for node in ast.walk(kernel):
-            if not isinstance(node, ast.Call):
-                continue
-            func, line = node.func, getattr(node, "lineno", 0)
-            if isinstance(func, ast.Name):
-                target = aliases.get(func.id, "")
-                if func.id in own or func.id in JIT_BUILTINS or target.startswith("triton."):
-                    continue
-                return StaticIssue(reasons.FORBIDDEN_CALL,
-                                   f"`{func.id}()` in the Triton kernel `{kernel.name}`: a kernel "
-                                   "may call only triton functions and other @triton.jit "
-                                   "functions", line)
-            root = _root_name(func)
-            if root in aliases and not (aliases[root] + ".").startswith("triton."):
-                return StaticIssue(reasons.FORBIDDEN_CALL,
-                                   f"`{ast.unparse(func)}()` in the Triton kernel `{kernel.name}`: "
-                                   "a kernel may call only triton functions", line)
+        local = {a.arg for a in kernel.args.args + kernel.args.kwonlyargs}
+        for node in ast.walk(ast.Module(body=kernel.body, type_ignores=[])):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+        for stmt in kernel.body:  # decorators and defaults run as ordinary Python: not here
+            for node in ast.walk(stmt):
+                issue = _check_kernel_node(node, kernel.name, local, own, others, aliases)
+                if issue:
+                    return issue
+    return None
+
+
+def _is_constant(value: ast.expr, aliases: dict[str, str]) -> bool:
+    """``1024``, ``2 ** 10``, ``-1.0``, ``"fp32"``, ``tl.constexpr(64)``, ``tl.float32``:
+    what a kernel may read from the module."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.UnaryOp):
+        return _is_constant(value.operand, aliases)
+    if isinstance(value, ast.BinOp):
+        return _is_constant(value.left, aliases) and _is_constant(value.right, aliases)
+    if isinstance(value, ast.Call) and ast.unparse(value.func).endswith("constexpr"):
+        return all(_is_constant(a, aliases) for a in value.args)
+    if isinstance(value, ast.Attribute):  # a dtype or constant of a triton module
+        root = _root_name(value)
+        return root in aliases and (aliases[root] + ".").startswith("triton.")
+    return False
+
+
+def _check_kernel_node(node: ast.AST, kernel: str, local: set[str], own: set[str],
+                       others: set[str], aliases: dict[str, str]) -> StaticIssue | None:
+    line = getattr(node, "lineno", 0)
+    where = f"in the Triton kernel `{kernel}`"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        name = node.func.id
+        if not (name in own or name in local or name in JIT_BUILTINS
+                or aliases.get(name, "").startswith("triton.")):
+            return StaticIssue(reasons.FORBIDDEN_CALL,
+                               f"`{name}()` {where}: a kernel may call only triton functions "
+                               "and other @triton.jit functions", line)
+    elif isinstance(node, ast.Call):
+        root = _root_name(node.func)
+        if root in aliases and not (aliases[root] + ".").startswith("triton."):
+            return StaticIssue(reasons.FORBIDDEN_CALL,
+                               f"`{ast.unparse(node.func)}()` {where}: a kernel may call only "
+                               "triton functions", line)
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        if node.id in others and node.id not in local:
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"`{node.id}` {where}: a kernel may read only module-level "
+                               "constants (numbers, strings, tl.constexpr), not objects", line)
     return None
 
 

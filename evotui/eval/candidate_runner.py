@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
 import time
 import traceback
@@ -85,8 +86,7 @@ class CandidateRunner:
             out = model(*inputs)
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-        outs = list(out) if isinstance(out, tuple | list) else [out]
-        return outs, self.recorder.total
+        return as_outputs(out), self.recorder.total
 
     def _load_model_class(self, cand_path: str, task: types.ModuleType) -> type:
         from backends import backend_for_source
@@ -109,8 +109,11 @@ class CandidateRunner:
                 raise CandidateFailure(e.reason, e.message) from None
         module = types.ModuleType(CANDIDATE_MODULE)
         module.__file__ = cand_path
+        # registered while it runs: dataclasses look their module up there (string
+        # annotations); and compiled without this file's `from __future__` flags
+        sys.modules[CANDIDATE_MODULE] = module
         try:
-            code = compile(Path(cand_path).read_text(), cand_path, "exec")
+            code = compile(Path(cand_path).read_text(), cand_path, "exec", dont_inherit=True)
             exec(code, module.__dict__)
         except BaseException as e:  # noqa: BLE001 - anything a candidate raises is its failure
             raise CandidateFailure(reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
@@ -161,7 +164,7 @@ class CandidateRunner:
                     "restart": not healthy}
         outputs = []
         for k, out in enumerate(last):
-            outs = list(out) if isinstance(out, tuple | list) else [out]
+            outs = as_outputs(out)
             outputs.append(self._dump(outs, scratch, f"ab{k}"))
         return {"ok": True, "seed": req["recheck_seed"], "timings": [t.as_dict() for t in timings],
                 "outputs": outputs}
@@ -350,7 +353,7 @@ class CandidateRunner:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         last = state["out"]
-        outs = list(last) if isinstance(last, tuple | list) else [last]
+        outs = as_outputs(last)
         timed_outputs = self._dump(outs, scratch, "timed_out")
         inputs_after = [{"seed": s, "perturbed": perturbed[k],
                          "inputs": self._dump(inp, scratch, f"timed_in{k}")}
@@ -417,6 +420,13 @@ class CandidateRunner:
             raise CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
                                    "on new input values: " + short_traceback(e, req["candidate"]),
                                    restart=not healthy) from None
+
+
+def as_outputs(out: Any) -> list[Any]:
+    """A forward's result as a list of outputs. Only an exact tuple or list is unpacked: a
+    subclass's ``__iter__`` would run the candidate's code outside the op policy (it then
+    counts as one output, and the judge finds it is not a tensor)."""
+    return list(out) if type(out) in (tuple, list) else [out]
 
 
 def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:

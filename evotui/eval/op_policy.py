@@ -36,6 +36,8 @@ ALLOWED_OPS = frozenset({
 })
 
 
+MAX_SCALAR_READS = 64  # per call: `.item()` beyond this is host-side computation
+
 UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
                            "new_empty_strided", "empty_permuted"})
 POISON_BYTE = 0xFF
@@ -58,6 +60,7 @@ class OpPolicy(TorchDispatchMode):
         self.poison = poison
         self.suspended = 0
         self.violations: dict[str, int] = {}
+        self.scalar_reads = 0
 
     def enter_kernel(self) -> None:
         self.suspended += 1
@@ -72,6 +75,12 @@ class OpPolicy(TorchDispatchMode):
         elif not self.suspended and name in ("_to_copy", "copy_") and _to_the_host(name, args, kwargs):
             # the answer computed on the host and copied back by a kernel
             self._violation(f"aten::{name} (device to host)")
+        elif not self.suspended and name in ("_local_scalar_dense", "item"):
+            # a size or a flag, fine; element after element, the answer computed in Python
+            self.scalar_reads += 1
+            if self.scalar_reads == MAX_SCALAR_READS + 1:
+                self._violation(f"aten::{name} (more than {MAX_SCALAR_READS} values read "
+                                "one by one)")
         # every allocation, also during a launch: the CUDA C harness allocates its buffers
         # with the policy suspended, and Triton's own buffers are harmless to fill
         poisoning = self.poison
