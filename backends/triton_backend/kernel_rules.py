@@ -73,7 +73,7 @@ def _is_constant(value: ast.expr, aliases: dict[str, str]) -> bool:
     if isinstance(value, ast.Call) and ast.unparse(value.func).endswith("constexpr"):
         return all(_is_constant(a, aliases) for a in value.args)
     if isinstance(value, ast.Attribute):  # a dtype or constant of a triton module
-        root = _root_name(value)
+        root = root_name(value)
         return root in aliases and (aliases[root] + ".").startswith("triton.")
     return False
 
@@ -90,7 +90,7 @@ def _check_kernel_node(node: ast.AST, kernel: str, local: set[str], own: set[str
                                f"`{name}()` {where}: a kernel may call only triton functions "
                                "and other @triton.jit functions", line)
     elif isinstance(node, ast.Call):
-        root = _root_name(node.func)
+        root = root_name(node.func)
         if root in aliases and not (aliases[root] + ".").startswith("triton."):
             return StaticIssue(reasons.FORBIDDEN_CALL,
                                f"`{ast.unparse(node.func)}()` {where}: a kernel may call only "
@@ -103,7 +103,7 @@ def _check_kernel_node(node: ast.AST, kernel: str, local: set[str], own: set[str
     return None
 
 
-def _root_name(node: ast.AST) -> str | None:
+def root_name(node: ast.AST) -> str | None:
     while isinstance(node, ast.Attribute | ast.Subscript):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None

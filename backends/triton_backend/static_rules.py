@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from backends.base import StaticIssue
-from backends.triton_backend.kernel_rules import check_kernel_bodies
+from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
 from evotui.eval import reasons
 
 ALLOWED_IMPORTS = {
@@ -154,12 +154,6 @@ def _forbidden_path(path: str) -> bool:
     return any(part.startswith("_") for part in path.split(".")[1:])
 
 
-def _root_name(node: ast.AST) -> str | None:
-    while isinstance(node, ast.Attribute | ast.Subscript):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
 def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> StaticIssue | None:
     line = getattr(node, "lineno", 0)
     if isinstance(node, ast.Import):
@@ -210,7 +204,7 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> Stat
     elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
         targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
         for target in _flatten(targets):
-            if isinstance(target, ast.Attribute) and _root_name(target) not in {"self", None}:
+            if isinstance(target, ast.Attribute) and root_name(target) not in {"self", None}:
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns to `{ast.unparse(target)}` (only `self.…` may be "
                                    "assigned: patching is not allowed)", line)
