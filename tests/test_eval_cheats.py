@@ -89,6 +89,10 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_library_override_clone.py", "forbidden_attribute"),
     ("cheat_interp_python_in_kernel.py", "forbidden_call"),
     ("cheat_kernel_method_call.py", "forbidden_construct"),  # a global's method in a kernel
+    # a fourth round: code in string annotations, evaluated by get_type_hints/singledispatch
+    ("cheat_type_hints_eval.py", "forbidden_construct"),
+    ("cheat_singledispatch_eval.py", "forbidden_construct"),
+    ("cheat_tensor_subclass_output_raising.py", "forbidden_construct"),  # `T = torch.Tensor`
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -106,6 +110,10 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_seed_keyed_cache.py", "stale_output", "elements beyond tolerance"),
     # Python computes the answer; a kernel writes it: with the launches skipped, still right
     ("cheat_python_compute.py", "kernels_not_used", "do not compute the result"),
+    # an eval escape that switched the op policy's recording off: the harness's code changed
+    ("cheat_type_hints_eval.py", "timer_tampered", "checks' code were replaced"),
+    # a Tensor subclass output whose __torch_function__ raises: the candidate's failure
+    ("cheat_tensor_subclass_output_raising.py", "not_a_tensor", "not a plain torch.Tensor"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):

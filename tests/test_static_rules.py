@@ -32,6 +32,12 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "from triton.tools.tensor_descriptor import TensorDescriptor\n"
     "d = TensorDescriptor.from_tensor(torch.empty(16, 16), [16, 16])",
     "import triton.tools.tensor_descriptor as td\nd = td.TensorDescriptor.from_tensor",
+    "from typing import NamedTuple\nclass C(NamedTuple):\n    block: int = 64",
+    "import enum\nclass E(enum.IntEnum):\n    A = 1",
+    "from dataclasses import dataclass\n@dataclass\nclass C:\n    block: int = 64",
+    "class L(nn.Linear):\n    pass\nclass M(L):\n    pass",
+    "class Cfg(dict):\n    pass",
+    "def f(x: torch.Tensor, n: int = 3) -> torch.Tensor:\n    return x",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -62,6 +68,13 @@ def test_honest_code_passes(body):
     ("x = getattr(torch, 'cuda')", "forbidden_call"),
     ("e = eval", "forbidden_call"),
     ("b = __builtins__", "forbidden_attribute"),
+    ("class S:\n    __exit__ = lambda self, *a: True", "forbidden_construct"),
+    ("class S:\n    __annotations__ = {'x': 'print(1)'}", "forbidden_construct"),
+    ("def h(a: 'list[\"x\"]'):\n    pass", "forbidden_construct"),
+    ("from typing import get_type_hints", "forbidden_import"),
+    ("import functools\nf = functools.singledispatch", "forbidden_attribute"),
+    ("T = torch.Tensor\nclass S(T):\n    pass", "forbidden_construct"),
+    ("class P(nn.Parameter):\n    pass", "forbidden_construct"),
 ])
 def test_cheat_vectors_are_rejected(body, reason):
     assert verdict(body) == reason

@@ -75,7 +75,19 @@ FORBIDDEN_ATTRIBUTES = {
     "initial_seed", "default_generator",
     # frames, code objects and tracebacks: a walk up the stack into the harness
     "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "f_trace", "f_lasti",
+    # what evaluates strings as code: annotations read back (`get_type_hints`, a
+    # `singledispatch` registration), forward references
+    "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod",
 }
+# methods the harness must not meet on a candidate's class (assigned or defined)
+FORBIDDEN_METHODS = {"__torch_function__", "__torch_dispatch__", "__del__", "__eq__",
+                     "__getattr__", "__getattribute__", "__exit__", "__aexit__",
+                     "__annotations__"}
+# bases a candidate's class may have, besides its own classes: torch.nn modules (not
+# Parameter or Buffer: tensors), plain containers and the typing/enum helpers
+ALLOWED_BASE_PREFIXES = ("torch.nn.", "typing.", "enum.", "collections.")
+FORBIDDEN_BASES = ("torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.parameter.")
+ALLOWED_BASE_NAMES = {"object", "dict", "list", "tuple", "Exception"}
 FORBIDDEN_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "tb_", "co_", "register_module_")
 # Modules that allowed modules happen to import (`torch.os`, `torch.inspect`,
 # `torch.nn.functional.np`, ...): reached as attributes they would bypass the import list.
@@ -102,11 +114,15 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     except SyntaxError as e:
         return StaticIssue(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}", e.lineno or 0)
     aliases = _module_aliases(tree)
+    own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    issue = _check_annotations(tree)
+    if issue:
+        return issue
     # inner links of a dotted chain (`torch.cuda` in `torch.cuda.current_device`) are judged
     # as part of the whole chain
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):
-        issue = _check_node(node, aliases, inner)
+        issue = _check_node(node, aliases, inner, own_classes)
         if issue:
             return issue
     issue = check_kernel_bodies(tree, aliases)
@@ -154,7 +170,37 @@ def _forbidden_path(path: str) -> bool:
     return any(part.startswith("_") for part in path.split(".")[1:])
 
 
-def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> StaticIssue | None:
+def _check_annotations(tree: ast.Module) -> StaticIssue | None:
+    """No code in strings: a string annotation is evaluated by whatever reads the hints."""
+    for node in ast.walk(tree):
+        notes = []
+        if isinstance(node, ast.arg | ast.AnnAssign):
+            notes.append(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            notes.append(node.returns)
+        for note in notes:
+            if note is not None and any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+                                        for n in ast.walk(note)):
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                   "a string annotation (read back, it is evaluated as code)",
+                                   getattr(note, "lineno", 0))
+    return None
+
+
+def _allowed_base(base: ast.expr, aliases: dict[str, str], own_classes: set[str]) -> bool:
+    text = ast.unparse(base)
+    if text in own_classes or text in ALLOWED_BASE_NAMES:
+        return True
+    if isinstance(base, ast.Subscript):  # Generic[T], NamedTuple[...]
+        return _allowed_base(base.value, aliases, own_classes)
+    path = _dotted(base, aliases) if isinstance(base, ast.Attribute) else aliases.get(text)
+    if path is None:
+        return False
+    return path.startswith(ALLOWED_BASE_PREFIXES) and not path.startswith(FORBIDDEN_BASES)
+
+
+def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
+                own_classes: set[str]) -> StaticIssue | None:
     line = getattr(node, "lineno", 0)
     if isinstance(node, ast.Import):
         for a in node.names:
@@ -168,6 +214,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> Stat
             full = f"{mod}.{a.name}"
             if a.name == "*":
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"`from {mod} import *`", line)
+            if a.name in FORBIDDEN_ATTRIBUTES or a.name in MODULE_NAMES:
+                return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
             if full not in ALLOWED_IMPORTS and _forbidden_path(full) and full != "triton.runtime.driver":
                 # `from triton.runtime import driver` is how the tutorials size their grids
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
@@ -194,9 +242,13 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> Stat
             if text in BUILTIN_TYPES:
                 # an `int` whose properties run code when Triton inspects kernel arguments
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"a subclass of `{text}`", line)
+            if not _allowed_base(base, aliases, own_classes):
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                   f"a subclass of `{text}` (a class may derive from nn "
+                                   "modules, the file's own classes, containers, typing and "
+                                   "enum helpers)", line)
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        if node.name in {"__torch_function__", "__torch_dispatch__", "__del__", "__eq__",
-                         "__getattr__", "__getattribute__", "__exit__", "__aexit__"}:
+        if node.name in FORBIDDEN_METHODS:
             # (`__exit__` returning True swallows exceptions: a `try` in disguise)
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"defines `{node.name}`", line)
         if isinstance(node, ast.AsyncFunctionDef):
@@ -204,6 +256,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int]) -> Stat
     elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
         targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
         for target in _flatten(targets):
+            if isinstance(target, ast.Name) and target.id in FORBIDDEN_METHODS:
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"assigns `{target.id}`", line)
             if isinstance(target, ast.Attribute) and root_name(target) not in {"self", None}:
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns to `{ast.unparse(target)}` (only `self.…` may be "

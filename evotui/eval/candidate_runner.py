@@ -53,6 +53,7 @@ class CandidateRunner:
         self.backend = get_backend("triton")
         self.recorder = self.backend.launch_recorder()
         self.recorder.install()
+        self.harness_code = _harness_code()  # re-read after every candidate: still ours?
         # one recorder per dialect; ``self.recorder`` is the current candidate's (set on load)
         self.recorders: dict[str, Any] = {"triton": self.recorder}
         self.timer = None
@@ -181,6 +182,10 @@ class CandidateRunner:
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
         torch = self.torch
         for i, v in enumerate(values):  # what cannot be read back is the candidate's doing
+            if isinstance(v, torch.Tensor) and type(v) is not torch.Tensor:
+                # a subclass (its __torch_function__ would run on every attribute we read)
+                raise CandidateFailure(reasons.NOT_A_TENSOR,
+                                       f"value {i} is a {type(v).__name__}, not a plain torch.Tensor")
             if isinstance(v, torch.Tensor) and (v.layout != torch.strided or v.device.type == "meta"):
                 raise CandidateFailure(reasons.NOT_A_TENSOR,
                                        f"value {i} is a {v.layout} tensor on {v.device.type}: "
@@ -292,8 +297,9 @@ class CandidateRunner:
         phases["ghost"] = time.perf_counter() - clock
         report["threads_started"] = threading.active_count() - threads_before
         report["children"] = _child_processes()
-        report["timer_intact"] = self.timer.intact() if self.timer else True
-        # a worker left with foreign threads, processes or patched timers is not reused
+        report["timer_intact"] = ((self.timer.intact() if self.timer else True)
+                                  and _harness_code() == self.harness_code)
+        # a worker left with foreign threads, processes or patched code is not reused
         report["restart"] = bool(report["threads_started"] > 0 or report["children"]
                                  or not report["timer_intact"])
         if not self._cuda_healthy():
@@ -420,6 +426,25 @@ class CandidateRunner:
             raise CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
                                    "on new input values: " + short_traceback(e, req["candidate"]),
                                    restart=not healthy) from None
+
+
+def _harness_code() -> dict[str, Any]:
+    """The functions the checks run on, by identity: the op policy's and the launch hooks'
+    (a candidate that replaced one, say through an eval escape, turned a check off)."""
+    from triton.runtime import autotuner, jit
+
+    from backends.triton_backend import launch_hooks
+    from evotui.eval import op_policy
+
+    code: dict[str, Any] = {f"OpPolicy.{k}": v for k, v in vars(op_policy.OpPolicy).items()
+                            if callable(v)}
+    code.update({f"LaunchRecorder.{k}": v for k, v in vars(launch_hooks.LaunchRecorder).items()
+                 if callable(v)})
+    code.update({"check_kernel_arguments": launch_hooks.check_kernel_arguments,
+                 "check_grid": launch_hooks.check_grid, "poison": op_policy.poison,
+                 "JITFunction.run": jit.JITFunction.run, "Autotuner.run": autotuner.Autotuner.run,
+                 "Heuristics.run": autotuner.Heuristics.run})
+    return code
 
 
 def as_outputs(out: Any) -> list[Any]:
