@@ -21,7 +21,9 @@ def evaluate(pool, task, name: str, **kw):
                                   "honest_output_buffer_reuse.py", "honest_tma_descriptor.py",
                                   "honest_autotune_many_configs.py", "honest_config_dict.py",
                                   "honest_self_time_types.py", "honest_value_dependent_time.py",
-                                  "honest_plain_dataclass.py"])
+                                  "honest_plain_dataclass.py", "honest_forward_reference.py",
+                                  "honest_literal_annotation.py",
+                                  "honest_exception_subclass.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)
@@ -93,6 +95,15 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_type_hints_eval.py", "forbidden_construct"),
     ("cheat_singledispatch_eval.py", "forbidden_construct"),
     ("cheat_tensor_subclass_output_raising.py", "forbidden_construct"),  # `T = torch.Tensor`
+    # a fifth round: escapes through allowed modules (`enum.bltns.exec`, `global_enum` with
+    # `module=`, `functools.update_wrapper(self, torch)`, `torch.package`), classes built at
+    # runtime (`type(name, (torch.Tensor,), ...)`, `make_dataclass(bases=...)`)
+    ("cheat_enum_bltns.py", "forbidden_attribute"),
+    ("cheat_global_enum.py", "forbidden_attribute"),
+    ("cheat_update_wrapper.py", "forbidden_attribute"),
+    ("cheat_torch_package.py", "forbidden_attribute"),
+    ("cheat_type3_dispatch.py", "forbidden_call"),
+    ("cheat_make_dataclass_dispatch.py", "forbidden_attribute"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -112,6 +123,12 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_python_compute.py", "kernels_not_used", "do not compute the result"),
     # an eval escape that switched the op policy's recording off: the harness's code changed
     ("cheat_type_hints_eval.py", "timer_tampered", "checks' code were replaced"),
+    # the op allowlist widened through `torch.package` / `enum.bltns.exec`: a constant of
+    # the harness rebound
+    ("cheat_torch_package.py", "timer_tampered", "checks' code were replaced"),
+    ("cheat_enum_bltns.py", "timer_tampered", "checks' code were replaced"),
+    # a Tensor subclass made with type(): its __torch_dispatch__ never gets to run
+    ("cheat_type3_dispatch.py", "runtime_error", "torch.Tensor subclasses are not allowed"),
     # a Tensor subclass output whose __torch_function__ raises: the candidate's failure
     ("cheat_tensor_subclass_output_raising.py", "not_a_tensor", "not a plain torch.Tensor"),
 ])

@@ -15,6 +15,10 @@ are host-side escapes (``.numpy()``, ``.tolist()``). No ``try`` (silent fallback
 from __future__ import annotations
 
 import ast
+import functools
+import sys
+import types
+import warnings
 
 from backends.base import StaticIssue
 from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
@@ -43,6 +47,7 @@ FORBIDDEN_MODULE_PATHS = (
     "torch.seed", "torch.set_", "torch.use_deterministic_algorithms", "torch.load",
     "torch.save", "torch.from_file", "torch.classes", "torch.fx", "torch.export",
     "torch.overrides", "torch.get_device_module", "torch.random",
+    "torch.package", "torch.serialization",
     "triton.testing", "triton.knobs", "triton.compiler", "triton.backends", "triton.tools",
     "triton.runtime",
 )
@@ -78,16 +83,25 @@ FORBIDDEN_ATTRIBUTES = {
     # what evaluates strings as code: annotations read back (`get_type_hints`, a
     # `singledispatch` registration), forward references
     "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod",
+    # getattr/setattr by string (`update_wrapper(self, torch)` copies a module's names onto
+    # `self`), module globals written by name (`global_enum`), classes built at runtime
+    # (`type(name, (torch.Tensor,), ...)`, `make_dataclass(bases=...)`, `new_class`)
+    "update_wrapper", "wraps", "WRAPPER_ASSIGNMENTS", "WRAPPER_UPDATES", "global_enum",
+    "make_dataclass", "new_class", "as_subclass",
 }
 # methods the harness must not meet on a candidate's class (assigned or defined)
 FORBIDDEN_METHODS = {"__torch_function__", "__torch_dispatch__", "__del__", "__eq__",
                      "__getattr__", "__getattribute__", "__exit__", "__aexit__",
-                     "__annotations__"}
+                     "__annotations__", "__module__", "__qualname__"}
+# keyword arguments that name a module to write into (`Enum("P", {...}, module="...")`)
+FORBIDDEN_KEYWORDS = {"module", "qualname"}
 # bases a candidate's class may have, besides its own classes: torch.nn modules (not
 # Parameter or Buffer: tensors), plain containers and the typing/enum helpers
 ALLOWED_BASE_PREFIXES = ("torch.nn.", "typing.", "enum.", "collections.")
 FORBIDDEN_BASES = ("torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.parameter.")
-ALLOWED_BASE_NAMES = {"object", "dict", "list", "tuple", "Exception"}
+ALLOWED_BASE_NAMES = {"object", "dict", "list", "tuple", "set", "frozenset", "Exception",
+                      "ValueError", "RuntimeError", "TypeError", "KeyError", "IndexError",
+                      "NotImplementedError", "AssertionError", "ArithmeticError", "LookupError"}
 FORBIDDEN_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "tb_", "co_", "register_module_")
 # Modules that allowed modules happen to import (`torch.os`, `torch.inspect`,
 # `torch.nn.functional.np`, ...): reached as attributes they would bypass the import list.
@@ -170,6 +184,32 @@ def _forbidden_path(path: str) -> bool:
     return any(part.startswith("_") for part in path.split(".")[1:])
 
 
+@functools.cache
+def reachable_modules() -> frozenset[str]:
+    """Attribute names under which a loaded torch, triton or allowed stdlib module holds a
+    module from elsewhere (`enum.bltns` is builtins, `torch.glob`, `typing.types`): found by
+    walking them, since a fixed list misses what the next version imports."""
+    import importlib
+
+    roots = {name.split(".")[0] for name in ALLOWED_IMPORTS} - {"__future__"}
+    found, ours = set(), set()
+    with warnings.catch_warnings():  # deprecated torch names warn when touched
+        warnings.simplefilter("ignore")
+        for name in ALLOWED_IMPORTS - {"__future__"}:
+            try:
+                importlib.import_module(name)
+            except ImportError:  # pragma: no cover - an optional part missing
+                continue
+        for mod_name, module in list(sys.modules.items()):
+            if module is None or mod_name.split(".")[0] not in roots:
+                continue
+            for attr, value in list(vars(module).items()):
+                if isinstance(value, types.ModuleType):
+                    # `tl.random`, `tl.math` name triton's own modules: those stay usable
+                    (ours if value.__name__.split(".")[0] in roots else found).add(attr)
+    return frozenset(found - ours)
+
+
 def _check_annotations(tree: ast.Module) -> StaticIssue | None:
     """No code in strings: a string annotation is evaluated by whatever reads the hints."""
     for node in ast.walk(tree):
@@ -179,12 +219,39 @@ def _check_annotations(tree: ast.Module) -> StaticIssue | None:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             notes.append(node.returns)
         for note in notes:
-            if note is not None and any(isinstance(n, ast.Constant) and isinstance(n.value, str)
-                                        for n in ast.walk(note)):
+            if note is not None and not _harmless_annotation(note):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                                   "a string annotation (read back, it is evaluated as code)",
-                                   getattr(note, "lineno", 0))
+                                   "a string annotation that is more than a name (read back, "
+                                   "it is evaluated as code)", getattr(note, "lineno", 0))
     return None
+
+
+NAME_LIKE = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Subscript, ast.Tuple,
+             ast.BinOp, ast.BitOr, ast.Constant)
+
+
+def _harmless_annotation(note: ast.expr) -> bool:
+    """Strings in an annotation: `Literal["row"]` values, or forward references that are
+    names (`"ModelNew"`, `"torch.Tensor | None"`) — never calls or private attributes."""
+    literal_values = {id(n) for sub in ast.walk(note) if isinstance(sub, ast.Subscript)
+                      and ast.unparse(sub.value).split(".")[-1] == "Literal"
+                      for n in ast.walk(sub.slice)}
+    for node in ast.walk(note):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        if id(node) in literal_values:
+            continue
+        try:
+            ref = ast.parse(node.value, mode="eval")
+        except SyntaxError:
+            return False
+        for part in ast.walk(ref):
+            if not isinstance(part, NAME_LIKE) or (isinstance(part, ast.Attribute)
+                                                   and part.attr.startswith("_")):
+                return False
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                return False  # a string in the string: evaluated twice
+    return True
 
 
 def _allowed_base(base: ast.expr, aliases: dict[str, str], own_classes: set[str]) -> bool:
@@ -219,9 +286,14 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             if full not in ALLOWED_IMPORTS and _forbidden_path(full) and full != "triton.runtime.driver":
                 # `from triton.runtime import driver` is how the tutorials size their grids
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
+    elif isinstance(node, ast.Call) and any(k.arg in FORBIDDEN_KEYWORDS for k in node.keywords):
+        return StaticIssue(reasons.FORBIDDEN_CALL, "a `module=`/`qualname=` argument (it names a "
+                           "module to write into)", line)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id in FORBIDDEN_CALLS:
             return StaticIssue(reasons.FORBIDDEN_CALL, f"call to `{node.func.id}()`", line)
+        if node.func.id == "type" and len(node.args) > 1:
+            return StaticIssue(reasons.FORBIDDEN_CALL, "`type()` building a class", line)
     elif isinstance(node, ast.Name):
         if node.id in {"__builtins__", "__loader__", "__spec__", "__dict__"}:
             return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{node.id}`", line)
@@ -279,8 +351,10 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"dunder attribute `.{attr}`", line)
     if attr in FORBIDDEN_ATTRIBUTES or attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
-    if attr in MODULE_NAMES and not on_self:
+    if (attr in MODULE_NAMES or attr in reachable_modules()) and not on_self:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (a module)", line)
+    if attr in FORBIDDEN_CALLS and not on_self:  # `enum.bltns.exec`
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
     return None
 
 

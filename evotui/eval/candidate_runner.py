@@ -428,22 +428,24 @@ class CandidateRunner:
                                    restart=not healthy) from None
 
 
-def _harness_code() -> dict[str, Any]:
-    """The functions the checks run on, by identity: the op policy's and the launch hooks'
-    (a candidate that replaced one, say through an eval escape, turned a check off)."""
+def _harness_code() -> dict[str, int]:
+    """What the checks run on, by identity: every name of the harness modules in this
+    process (functions, classes, constants such as the op allowlist) and the classes' own
+    attributes. A candidate that rebound one — through an escape the static rules missed —
+    turned a check off."""
     from triton.runtime import autotuner, jit
 
     from backends.triton_backend import launch_hooks
-    from evotui.eval import op_policy
+    from evotui.eval import op_policy, perturb, timing
 
-    code: dict[str, Any] = {f"OpPolicy.{k}": v for k, v in vars(op_policy.OpPolicy).items()
-                            if callable(v)}
-    code.update({f"LaunchRecorder.{k}": v for k, v in vars(launch_hooks.LaunchRecorder).items()
-                 if callable(v)})
-    code.update({"check_kernel_arguments": launch_hooks.check_kernel_arguments,
-                 "check_grid": launch_hooks.check_grid, "poison": op_policy.poison,
-                 "JITFunction.run": jit.JITFunction.run, "Autotuner.run": autotuner.Autotuner.run,
-                 "Heuristics.run": autotuner.Heuristics.run})
+    code: dict[str, int] = {}
+    for module in (op_policy, launch_hooks, perturb, timing, sys.modules[__name__]):
+        for name, value in vars(module).items():
+            code[f"{module.__name__}.{name}"] = id(value)
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                code.update({f"{module.__name__}.{name}.{k}": id(v) for k, v in vars(value).items()})
+    for cls in (jit.JITFunction, autotuner.Autotuner, autotuner.Heuristics):
+        code[f"{cls.__name__}.run"] = id(cls.run)
     return code
 
 

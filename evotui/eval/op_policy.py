@@ -36,6 +36,7 @@ ALLOWED_OPS = frozenset({
 })
 
 
+PLAIN_TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
 MAX_SCALAR_READS = 64  # per call: `.item()` beyond this is host-side computation
 
 UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
@@ -70,6 +71,11 @@ class OpPolicy(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
         name = func.overloadpacket.__name__
+        if any(t not in PLAIN_TENSOR_TYPES for t in types):
+            # a Tensor subclass's own __torch_dispatch__ would run with this mode popped:
+            # whatever it computes, unseen (however the subclass was made: class, type(), ...)
+            self._violation("a torch.Tensor subclass")
+            raise RuntimeError("torch.Tensor subclasses are not allowed in forward")
         if not self.suspended and name not in self.allowed:
             self._violation(f"aten::{name}")
         elif not self.suspended and name in ("_to_copy", "copy_") and _to_the_host(name, args, kwargs):
