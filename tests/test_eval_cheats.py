@@ -118,7 +118,8 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_arg_property_leaf.py", "runtime_error", "kernel argument #4 is a `Tag`"),
     # the same global seed after every input set, and new values before every timed call:
     # its cache answers for values that changed since
-    ("cheat_seed_keyed_cache.py", "stale_output", "elements beyond tolerance"),
+    # (or, when a checked call's tensor reuses an old one's address, in a trial already)
+    ("cheat_seed_keyed_cache.py", "stale_output|mismatch", "elements beyond tolerance"),
     # Python computes the answer; a kernel writes it: with the launches skipped, still right
     ("cheat_python_compute.py", "kernels_not_used", "do not compute the result"),
     # an eval escape that switched the op policy's recording off: the harness's code changed
@@ -135,7 +136,7 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):
     result = evaluate(raw_cpu_pool, softmax_task, name)
-    assert (result.accepted, result.reason) == (False, reason), result.message
+    assert not result.accepted and result.reason in reason.split("|"), result.message
     assert words in result.message
 
 

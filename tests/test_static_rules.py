@@ -37,6 +37,8 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "from dataclasses import dataclass\n@dataclass\nclass C:\n    block: int = 64",
     "class L(nn.Linear):\n    pass\nclass M(L):\n    pass",
     "class Cfg(dict):\n    pass",
+    "import itertools, functools, math\nz = functools.reduce(max, itertools.chain([1], [math.ceil(2.5)]))",
+    "from typing import Optional, Literal\nx: Optional[Literal['row', 'tile']] = None",
     "def f(x: torch.Tensor, n: int = 3) -> torch.Tensor:\n    return x",
 ])
 def test_honest_code_passes(body):
@@ -75,6 +77,10 @@ def test_honest_code_passes(body):
     ("import functools\nf = functools.singledispatch", "forbidden_attribute"),
     ("T = torch.Tensor\nclass S(T):\n    pass", "forbidden_construct"),
     ("class P(nn.Parameter):\n    pass", "forbidden_construct"),
+    # the allowed standard-library modules, by name
+    ("import enum\nb = enum.bltns", "forbidden_attribute"),
+    ("from collections import abc", "forbidden_import"),
+    ("import dataclasses\nC = dataclasses.make_dataclass", "forbidden_attribute"),
 ])
 def test_cheat_vectors_are_rejected(body, reason):
     assert verdict(body) == reason

@@ -33,6 +33,30 @@ ALLOWED_IMPORTS = {
     "collections", "enum",
 }
 
+# What a candidate may use of the allowed standard-library modules, by name (None: every
+# public name — pure functions). Whole modules let escapes in: `typing.get_type_hints`
+# evaluates strings, `functools.update_wrapper` is getattr/setattr by string, `enum.bltns`
+# is builtins.
+STDLIB_NAMES: dict[str, frozenset[str] | None] = {
+    "math": None,
+    "itertools": None,
+    "operator": frozenset({
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs", "and_",
+        "or_", "xor", "invert", "lshift", "rshift", "lt", "le", "eq", "ne", "ge", "gt", "not_",
+        "index", "matmul", "itemgetter", "iadd", "imul"}),
+    "typing": frozenset({
+        "Any", "Optional", "Union", "List", "Tuple", "Dict", "Set", "FrozenSet", "Callable",
+        "Literal", "NamedTuple", "TypeVar", "Generic", "Protocol", "ClassVar", "Final",
+        "Sequence", "Mapping", "Iterable", "Iterator", "cast", "overload", "TYPE_CHECKING",
+        "TypeAlias", "Type", "Annotated", "Self"}),
+    "functools": frozenset({"partial", "reduce", "lru_cache", "cache", "cached_property",
+                            "total_ordering", "partialmethod"}),
+    "dataclasses": frozenset({"dataclass", "field", "fields", "replace", "asdict", "astuple",
+                              "InitVar", "KW_ONLY", "is_dataclass"}),
+    "collections": frozenset({"namedtuple", "OrderedDict", "defaultdict", "deque", "Counter"}),
+    "enum": frozenset({"Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "auto", "unique"}),
+}
+
 FORBIDDEN_CALLS = {
     "eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
     "locals", "vars", "open", "input", "breakpoint", "memoryview", "exit", "quit",
@@ -176,6 +200,14 @@ def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
 
 
 def _forbidden_path(path: str) -> bool:
+    parts = path.split(".")
+    if parts[0] in STDLIB_NAMES and len(parts) > 1:
+        allowed = STDLIB_NAMES[parts[0]]
+        return parts[1].startswith("_") or (allowed is not None and parts[1] not in allowed)
+    return _forbidden_torch_path(path)
+
+
+def _forbidden_torch_path(path: str) -> bool:
     if any(path == a or path.startswith(a + ".") for a in ALLOWED_MODULE_PATHS):
         return False
     for f in FORBIDDEN_MODULE_PATHS:
