@@ -59,12 +59,13 @@ def test_the_raise_message_names_the_candidate_line(cpu_pool, softmax_task):
 
 def test_a_forged_worker_report_cannot_accept_anything(raw_cpu_pool, softmax_task):
     """Invariant 2: the verdict is the judge's. A candidate that rewrites the worker so later
-    reports claim success gets the next candidate rejected as `tampered`, and the worker is
-    replaced, so the one after that is judged normally again."""
-    run(raw_cpu_pool, softmax_task, "cheat_forge_report.py")
+    reports would claim success is caught itself — the harness's code is re-read by
+    identity after every candidate — and its worker is replaced, so the next candidate is
+    judged normally."""
+    forger = run(raw_cpu_pool, softmax_task, "cheat_forge_report.py")
+    assert (forger.accepted, forger.reason) == (False, "timer_tampered"), forger.message
     victim = run(raw_cpu_pool, softmax_task, "cheat_no_kernel.py")
-    assert (victim.accepted, victim.reason) == (False, "tampered"), victim.message
-    assert run(raw_cpu_pool, softmax_task, "cheat_no_kernel.py").reason == "no_kernel"
+    assert (victim.accepted, victim.reason) == (False, "no_kernel"), victim.message
     assert seed_is_accepted(raw_cpu_pool, softmax_task)
 
 

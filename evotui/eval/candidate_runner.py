@@ -53,7 +53,10 @@ class CandidateRunner:
         self.backend = get_backend("triton")
         self.recorder = self.backend.launch_recorder()
         self.recorder.install()
-        self.harness_code = _harness_code()  # re-read after every candidate: still ours?
+        # re-read after every candidate: still ours? (the reader itself held from here, so a
+        # candidate that rebinds the module's `_harness_code` does not answer for it)
+        self._read_harness_code = _harness_code
+        self.harness_code = _harness_code()
         # one recorder per dialect; ``self.recorder`` is the current candidate's (set on load)
         self.recorders: dict[str, Any] = {"triton": self.recorder}
         self.timer = None
@@ -298,7 +301,7 @@ class CandidateRunner:
         report["threads_started"] = threading.active_count() - threads_before
         report["children"] = _child_processes()
         report["timer_intact"] = ((self.timer.intact() if self.timer else True)
-                                  and _harness_code() == self.harness_code)
+                                  and self._read_harness_code() == self.harness_code)
         # a worker left with foreign threads, processes or patched code is not reused
         report["restart"] = bool(report["threads_started"] > 0 or report["children"]
                                  or not report["timer_intact"])
