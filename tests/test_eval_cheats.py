@@ -23,7 +23,8 @@ def evaluate(pool, task, name: str, **kw):
                                   "honest_self_time_types.py", "honest_value_dependent_time.py",
                                   "honest_plain_dataclass.py", "honest_forward_reference.py",
                                   "honest_literal_annotation.py",
-                                  "honest_exception_subclass.py"])
+                                  "honest_exception_subclass.py", "honest_reinterpret.py",
+                                  "honest_shape_tuple.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)
@@ -104,6 +105,9 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_torch_package.py", "forbidden_attribute"),
     ("cheat_type3_dispatch.py", "forbidden_call"),
     ("cheat_make_dataclass_dispatch.py", "forbidden_attribute"),
+    # a sixth round: a pre-run hook on the kernel, the interpreter's kernel cache written
+    ("cheat_pre_run_hook.py", "forbidden_attribute"),
+    ("cheat_rewritten_fn_cache.py", "forbidden_construct"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -128,6 +132,10 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     # the harness rebound
     ("cheat_torch_package.py", "timer_tampered", "checks' code were replaced"),
     ("cheat_enum_bltns.py", "timer_tampered", "checks' code were replaced"),
+    # a lambda wrapped in tl.constexpr and called by the kernel: what it wraps is checked
+    ("cheat_constexpr_callable.py", "runtime_error", "kernel argument `FN` is a `function`"),
+    # torch.Tensor.detach patched through `self.T = torch.Tensor` (the harness calls detach)
+    ("cheat_patch_tensor_detach.py", "timer_tampered", "Tensor.detach"),
     # a Tensor subclass made with type(): its __torch_dispatch__ never gets to run
     ("cheat_type3_dispatch.py", "runtime_error", "torch.Tensor subclasses are not allowed"),
     # a Tensor subclass output whose __torch_function__ raises: the candidate's failure

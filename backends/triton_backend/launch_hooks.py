@@ -33,7 +33,7 @@ def _plain_types() -> frozenset[type]:
     import triton.language as tl
 
     plain: set[type] = {int, float, bool, str, type(None), torch.Tensor, torch.nn.Parameter,
-                        torch.dtype, tl.dtype, tl.constexpr}
+                        torch.dtype, tl.dtype}
     plain.update(type(d) for d in (tl.float32, tl.bfloat16, tl.int32))  # dtype subclasses
     try:
         from triton.tools.tensor_descriptor import TensorDescriptor
@@ -44,16 +44,32 @@ def _plain_types() -> frozenset[type]:
     return frozenset(plain)
 
 
+@functools.cache
+def torch_size() -> type:
+    import torch
+
+    return torch.Size
+
+
 def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Raise ``KernelArgumentError`` for an argument whose exact type is not a plain one;
     ``type()`` runs no candidate code, unlike ``hasattr`` or ``isinstance`` on a subclass."""
     plain = _plain_types()
 
+    import triton.language as tl
+    from triton.runtime.jit import JITFunction, TensorWrapper
+
     def check(value: Any, where: str) -> None:
         kind = type(value)
-        if kind in (tuple, list):
+        if kind in (tuple, list, torch_size()):
             for item in value:
                 check(item, where)
+        elif kind is tl.constexpr:  # what it wraps is the argument (a lambda would be code)
+            check(value.value, where)
+        elif kind is TensorWrapper:  # triton.reinterpret(x, dtype)
+            check(value.base, where)
+        elif kind is JITFunction:  # a @triton.jit function passed in (`ACTIVATION=gelu`)
+            return
         elif kind not in plain:
             raise KernelArgumentError(
                 f"kernel argument {where} is a `{kind.__name__}`: pass tensors, numbers, "

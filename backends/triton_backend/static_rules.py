@@ -112,6 +112,8 @@ FORBIDDEN_ATTRIBUTES = {
     # (`type(name, (torch.Tensor,), ...)`, `make_dataclass(bases=...)`, `new_class`)
     "update_wrapper", "wraps", "WRAPPER_ASSIGNMENTS", "WRAPPER_UPDATES", "global_enum",
     "make_dataclass", "new_class", "as_subclass",
+    # code Triton runs around a launch, or instead of the kernel (the interpreter's cache)
+    "add_pre_run_hook", "pre_run_hooks", "rewritten_fn", "rewriter",
 }
 # methods the harness must not meet on a candidate's class (assigned or defined)
 FORBIDDEN_METHODS = {"__torch_function__", "__torch_dispatch__", "__del__", "__eq__",
@@ -362,6 +364,10 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
         for target in _flatten(targets):
             if isinstance(target, ast.Name) and target.id in FORBIDDEN_METHODS:
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"assigns `{target.id}`", line)
+            if isinstance(target, ast.Subscript) and not _own_container(target.value):
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                   f"assigns into `{ast.unparse(target.value)}` (only into a "
+                                   "variable or `self.<name>`: patching is not allowed)", line)
             if isinstance(target, ast.Attribute) and root_name(target) not in {"self", None}:
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns to `{ast.unparse(target)}` (only `self.…` may be "
@@ -388,6 +394,17 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     if attr in FORBIDDEN_CALLS and not on_self:  # `enum.bltns.exec`
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
     return None
+
+
+def _own_container(value: ast.expr) -> bool:
+    """`cache[k] = v`, `self.cache[k] = v`, `y[0] = ...`: the candidate's own objects —
+    not `kernel.rewritten_fn[...]` or `torch.x.y[...]`."""
+    if isinstance(value, ast.Subscript):
+        return _own_container(value.value)
+    if isinstance(value, ast.Name):
+        return True
+    return (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+            and value.value.id == "self")
 
 
 def _flatten(targets: list[ast.expr]) -> list[ast.expr]:

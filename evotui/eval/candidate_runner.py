@@ -56,6 +56,8 @@ class CandidateRunner:
         # re-read after every candidate: still ours? (the reader itself held from here, so a
         # candidate that rebinds the module's `_harness_code` does not answer for it)
         self._read_harness_code = _harness_code
+        import torch._dynamo  # noqa: F401 - it rebinds torch.manual_seed when first imported
+
         self.harness_code = _harness_code()
         # one recorder per dialect; ``self.recorder`` is the current candidate's (set on load)
         self.recorders: dict[str, Any] = {"triton": self.recorder}
@@ -300,8 +302,9 @@ class CandidateRunner:
         phases["ghost"] = time.perf_counter() - clock
         report["threads_started"] = threading.active_count() - threads_before
         report["children"] = _child_processes()
-        report["timer_intact"] = ((self.timer.intact() if self.timer else True)
-                                  and self._read_harness_code() == self.harness_code)
+        replaced = _replaced(self.harness_code, self._read_harness_code())
+        report["replaced"] = replaced[:5]
+        report["timer_intact"] = (self.timer.intact() if self.timer else True) and not replaced
         # a worker left with foreign threads, processes or patched code is not reused
         report["restart"] = bool(report["threads_started"] > 0 or report["children"]
                                  or not report["timer_intact"])
@@ -449,7 +452,21 @@ def _harness_code() -> dict[str, int]:
                 code.update({f"{module.__name__}.{name}.{k}": id(v) for k, v in vars(value).items()})
     for cls in (jit.JITFunction, autotuner.Autotuner, autotuner.Heuristics):
         code[f"{cls.__name__}.run"] = id(cls.run)
+    # what the harness itself calls on tensors and torch (`value.detach()` while dumping
+    # outputs, outside the op policy): patched through `self.T = torch.Tensor` it would
+    # compute unwatched
+    import torch
+
+    for owner in (torch.Tensor, torch, torch.nn.functional):
+        code.update({f"{getattr(owner, '__name__', owner)}.{k}": id(v)
+                     for k, v in list(vars(owner).items())})
     return code
+
+
+def _replaced(before: dict[str, int], now: dict[str, int]) -> list[str]:
+    """Names there before that are bound to another object now (names torch adds as it
+    lazily imports its parts are new, not replaced)."""
+    return [k for k, v in before.items() if now.get(k) != v]
 
 
 def as_outputs(out: Any) -> list[Any]:

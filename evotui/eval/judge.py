@@ -224,8 +224,10 @@ class Judge:
         if report.get("children"):
             raise Reject(reasons.SUBPROCESS_SPAWNED, f"child processes: {report['children']}")
         if not report.get("timer_intact", True):
+            names = ", ".join(report.get("replaced") or [])
             raise Reject(reasons.TIMER_TAMPERED,
-                         "the harness's timing functions or its checks' code were replaced")
+                         "the harness's timing functions or its checks' code were replaced"
+                         + (f": {names}" if names else ""))
         details["launches"] = report.get("launches", {})
         if timing:
             details["timing"] = {k: timing.get(k) for k in ("median_ms", "spread_pct", "samples", "method",
