@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from evotui.eval import reasons
+from evotui.eval.leftovers import child_processes, harness_code
+from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.op_policy import OpPolicy
 from evotui.eval.perturb import perturb
 from evotui.eval.protocol import dump_tensor
@@ -54,11 +56,11 @@ class CandidateRunner:
         self.recorder = self.backend.launch_recorder()
         self.recorder.install()
         # re-read after every candidate: still ours? (the reader itself held from here, so a
-        # candidate that rebinds the module's `_harness_code` does not answer for it)
-        self._read_harness_code = _harness_code
+        # candidate that rebinds `leftovers.harness_code` does not answer for it)
+        self._read_harness_code = harness_code
         import torch._dynamo  # noqa: F401 - it rebinds torch.manual_seed when first imported
 
-        self.harness_code = _harness_code()
+        self.harness_code = harness_code()
         # one recorder per dialect; ``self.recorder`` is the current candidate's (set on load)
         self.recorders: dict[str, Any] = {"triton": self.recorder}
         self.timer = None
@@ -301,8 +303,8 @@ class CandidateRunner:
 
         phases["ghost"] = time.perf_counter() - clock
         report["threads_started"] = threading.active_count() - threads_before
-        report["children"] = _child_processes()
-        replaced = _replaced(self.harness_code, self._read_harness_code())
+        report["children"] = child_processes()
+        replaced = find_replaced(self.harness_code, self._read_harness_code())
         report["replaced"] = replaced[:5]
         report["timer_intact"] = (self.timer.intact() if self.timer else True) and not replaced
         # a worker left with foreign threads, processes or patched code is not reused
@@ -434,41 +436,6 @@ class CandidateRunner:
                                    restart=not healthy) from None
 
 
-def _harness_code() -> dict[str, int]:
-    """What the checks run on, by identity: every name of the harness modules in this
-    process (functions, classes, constants such as the op allowlist) and the classes' own
-    attributes. A candidate that rebound one — through an escape the static rules missed —
-    turned a check off."""
-    from triton.runtime import autotuner, jit
-
-    from backends.triton_backend import launch_hooks
-    from evotui.eval import op_policy, perturb, timing
-
-    code: dict[str, int] = {}
-    for module in (op_policy, launch_hooks, perturb, timing, sys.modules[__name__]):
-        for name, value in vars(module).items():
-            code[f"{module.__name__}.{name}"] = id(value)
-            if isinstance(value, type) and value.__module__ == module.__name__:
-                code.update({f"{module.__name__}.{name}.{k}": id(v) for k, v in vars(value).items()})
-    for cls in (jit.JITFunction, autotuner.Autotuner, autotuner.Heuristics):
-        code[f"{cls.__name__}.run"] = id(cls.run)
-    # what the harness itself calls on tensors and torch (`value.detach()` while dumping
-    # outputs, outside the op policy): patched through `self.T = torch.Tensor` it would
-    # compute unwatched
-    import torch
-
-    for owner in (torch.Tensor, torch, torch.nn.functional):
-        code.update({f"{getattr(owner, '__name__', owner)}.{k}": id(v)
-                     for k, v in list(vars(owner).items())})
-    return code
-
-
-def _replaced(before: dict[str, int], now: dict[str, int]) -> list[str]:
-    """Names there before that are bound to another object now (names torch adds as it
-    lazily imports its parts are new, not replaced)."""
-    return [k for k, v in before.items() if now.get(k) != v]
-
-
 def as_outputs(out: Any) -> list[Any]:
     """A forward's result as a list of outputs. Only an exact tuple or list is unpacked: a
     subclass's ``__iter__`` would run the candidate's code outside the op policy (it then
@@ -481,37 +448,3 @@ def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:
 
     return any(not band.cpu().equal(pattern(trial_seed, k, band.numel()))
                for k, (_, band) in enumerate(bands))
-
-
-def _child_processes() -> list[int]:
-    """Processes the candidate left behind: the worker's children, and anything else in the
-    worker's session (a backgrounded grandchild is re-parented to init but keeps it)."""
-    pid = os.getpid()
-    found: set[int] = set()
-    task_dir = Path(f"/proc/{pid}/task")
-    if not task_dir.is_dir():
-        return []
-    for tid in task_dir.iterdir():
-        try:
-            text = (tid / "children").read_text().split()
-        except OSError:
-            continue
-        found.update(int(c) for c in text)
-    if os.getsid(0) == pid:  # the pool starts each worker as the leader of its own session
-        found.update(_session_members(pid))
-    return sorted(found)
-
-
-def _session_members(sid: int) -> list[int]:
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == sid:
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()  # state, ppid, pgrp, session, ...
-        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members

@@ -1,0 +1,81 @@
+"""What a candidate may have left behind in its worker, checked after every evaluation:
+processes (children, or anything else in the worker's session) and replaced harness code
+(the functions and constants the checks run on, ``torch``'s own names, by identity). A
+worker found either way is not reused.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def harness_code() -> dict[str, int]:
+    """What the checks run on, by identity: every name of the harness modules in this
+    process (functions, classes, constants such as the op allowlist) and the classes' own
+    attributes. A candidate that rebound one — through an escape the static rules missed —
+    turned a check off."""
+    from triton.runtime import autotuner, jit
+
+    from backends.triton_backend import launch_hooks
+    from evotui.eval import op_policy, perturb, timing
+
+    code: dict[str, int] = {}
+    runner = sys.modules["evotui.eval.candidate_runner"]
+    for module in (op_policy, launch_hooks, perturb, timing, runner, sys.modules[__name__]):
+        for name, value in vars(module).items():
+            code[f"{module.__name__}.{name}"] = id(value)
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                code.update({f"{module.__name__}.{name}.{k}": id(v) for k, v in vars(value).items()})
+    for cls in (jit.JITFunction, autotuner.Autotuner, autotuner.Heuristics):
+        code[f"{cls.__name__}.run"] = id(cls.run)
+    # what the harness itself calls on tensors and torch (`value.detach()` while dumping
+    # outputs, outside the op policy): patched through `self.T = torch.Tensor` it would
+    # compute unwatched
+    import torch
+
+    for owner in (torch.Tensor, torch, torch.nn.functional):
+        code.update({f"{getattr(owner, '__name__', owner)}.{k}": id(v)
+                     for k, v in list(vars(owner).items())})
+    return code
+
+
+def replaced(before: dict[str, int], now: dict[str, int]) -> list[str]:
+    """Names there before that are bound to another object now (names torch adds as it
+    lazily imports its parts are new, not replaced)."""
+    return [k for k, v in before.items() if now.get(k) != v]
+
+
+def child_processes() -> list[int]:
+    """Processes the candidate left behind: the worker's children, and anything else in the
+    worker's session (a backgrounded grandchild is re-parented to init but keeps it)."""
+    pid = os.getpid()
+    found: set[int] = set()
+    task_dir = Path(f"/proc/{pid}/task")
+    if not task_dir.is_dir():
+        return []
+    for tid in task_dir.iterdir():
+        try:
+            text = (tid / "children").read_text().split()
+        except OSError:
+            continue
+        found.update(int(c) for c in text)
+    if os.getsid(0) == pid:  # the pool starts each worker as the leader of its own session
+        found.update(_session_members(pid))
+    return sorted(found)
+
+
+def _session_members(sid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == sid:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()  # state, ppid, pgrp, session, ...
+        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
