@@ -132,6 +132,8 @@ FORBIDDEN_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "tb_", "co_", "register_mod
 # Modules that allowed modules happen to import (`torch.os`, `torch.inspect`,
 # `torch.nn.functional.np`, ...): reached as attributes they would bypass the import list.
 # Banned on anything but `self` itself (`self.time = 0` is the candidate's own field).
+# `reachable_modules()` finds more by walking what is loaded; this list holds whatever the
+# process happens to have imported.
 MODULE_NAMES = {
     "os", "sys", "subprocess", "threading", "multiprocessing", "inspect", "ctypes",
     "importlib", "builtins", "np", "gc", "pickle", "marshal", "signal", "socket", "shutil",

@@ -156,10 +156,7 @@ class CandidateRunner:
             timings = self.timer.interleaved([caller(k) for k in range(len(models))])
             # new values in the same tensors, then one more call each: the result must be
             # for these values (a candidate cannot replay while it is being compared)
-            fresh = self._to_device(make_inputs(task, shape, req["recheck_seed"], self.device))
-            for live, new in zip(inputs, fresh, strict=True):
-                if isinstance(live, torch.Tensor):
-                    live.copy_(new)
+            self._refill(inputs, task, shape, req["recheck_seed"])
             for k in range(len(models)):
                 caller(k)()
             torch.cuda.synchronize(self.device)
@@ -182,9 +179,22 @@ class CandidateRunner:
         try:
             return self._call(model, inputs, policy)
         except BaseException as e:  # noqa: BLE001 - anything a candidate raises is its failure
-            healthy = self._cuda_healthy()
-            reason = reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR
-            raise CandidateFailure(reason, short_traceback(e, cand_path), restart=not healthy) from None
+            raise self._failure(e, cand_path) from None
+
+    def _failure(self, e: BaseException, cand_path: str, when: str = "") -> CandidateFailure:
+        """What the candidate raised, as its failure: a runtime error, or a CUDA error (and a
+        new worker) when the context did not survive it."""
+        healthy = self._cuda_healthy()
+        return CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
+                                when + short_traceback(e, cand_path), restart=not healthy)
+
+    def _refill(self, inputs: list[Any], task: types.ModuleType, shape: dict[str, Any],
+                seed: int) -> None:
+        """New values, those of input set ``seed``, in the same tensors."""
+        new = self._to_device(make_inputs(task, shape, seed, self.device))
+        for live, value in zip(inputs, new, strict=True):
+            if isinstance(live, self.torch.Tensor):
+                live.copy_(value)
 
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
         torch = self.torch
@@ -358,10 +368,7 @@ class CandidateRunner:
 
                 timing = time_interpreter(call, prepare=prepare)
         except BaseException as e:  # noqa: BLE001
-            healthy = self._cuda_healthy()
-            raise CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
-                                   "while timing: " + short_traceback(e, req["candidate"]),
-                                   restart=not healthy) from None
+            raise self._failure(e, req["candidate"], "while timing: ") from None
         phases["timer"] = time.perf_counter() - clock  # of "timing": the rest is the rechecks
         timing_launches = self.recorder.total
         if self.device.type == "cuda":
@@ -379,11 +386,7 @@ class CandidateRunner:
         fresh_check = self._fresh_vs_same(model, inputs, task, shapes[0], req)
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
-        fresh = self._to_device(make_inputs(task, shapes[0], req["recheck_seed"], self.device))
-        for live, new in zip(inputs, fresh, strict=True):
-            if isinstance(live, torch.Tensor):
-                live.copy_(new)
-        del fresh
+        self._refill(inputs, task, shapes[0], req["recheck_seed"])
         # no poisoning here: the recheck must look exactly like a timed call (a candidate
         # that probes torch.empty for 0xFF could otherwise tell it apart and stop caching)
         recheck_policy = OpPolicy(allow)
@@ -409,7 +412,6 @@ class CandidateRunner:
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
         }
 
-
     def _fresh_vs_same(self, model, inputs, task, shape, req) -> Any:
         """Calls on new values vs calls repeating them, on the last timed input set (a value
         cache hits only on repeats). Its outputs are not judged: the recheck that follows is."""
@@ -417,10 +419,7 @@ class CandidateRunner:
 
         def refresh(i: int) -> None:
             seed = ((req["recheck_seed"] ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
-            new = self._to_device(make_inputs(task, shape, seed, self.device))
-            for live, value in zip(inputs, new, strict=True):
-                if isinstance(live, self.torch.Tensor):
-                    live.copy_(value)
+            self._refill(inputs, task, shape, seed)
 
         def call() -> None:
             model(*inputs)
@@ -430,10 +429,7 @@ class CandidateRunner:
                 return self.timer.fresh_vs_same(call, refresh)
             return wall_fresh_vs_same(call, refresh)
         except BaseException as e:  # noqa: BLE001
-            healthy = self._cuda_healthy()
-            raise CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
-                                   "on new input values: " + short_traceback(e, req["candidate"]),
-                                   restart=not healthy) from None
+            raise self._failure(e, req["candidate"], "on new input values: ") from None
 
 
 def as_outputs(out: Any) -> list[Any]:
