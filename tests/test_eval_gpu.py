@@ -50,11 +50,42 @@ def test_every_seed_is_accepted_with_speedups(gpu_pool, sample):
     ("cheat_identity_cache.py", {"stale_output", "mismatch"}),
     ("cheat_side_stream.py", {"forbidden_attribute"}),
     ("cheat_torch_fallback.py", {"torch_fallback"}),
-    ("cheat_value_keyed_cache.py", {"cached_results"}),  # not yet run on a GPU (session 3)
+    # keyed on three values: the perturbed element is elsewhere at the H200 shape, so the
+    # cache hits and the judge sees the stale answer (cached_results where the key changes)
+    ("cheat_value_keyed_cache.py", {"cached_results", "stale_output"}),
 ])
 def test_gpu_cheats_are_rejected(gpu_pool, softmax_task, name, reasons):
     result = run(gpu_pool, softmax_task, name)
     assert not result.accepted and result.reason in reasons, (result.reason, result.message)
+
+
+def test_a_value_cache_is_told_from_an_honest_kernel_by_cuda_events():
+    """The fresh-vs-repeat rounds on real CUDA work: a cache computes a GEMM on new values
+    and copies its answer on repeats; an honest call computes the GEMM every time."""
+    import torch
+
+    from evotui.eval.timing import CudaTimer
+
+    timer = CudaTimer(torch.device("cuda"))
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    cached = torch.empty_like(a)
+    state = {"new": True}
+
+    def refresh(i: int) -> None:
+        a[i, 0] = float(i)
+        state["new"] = True
+
+    def cache() -> None:
+        if state["new"]:
+            torch.matmul(a, a, out=cached)
+            state["new"] = False
+        else:
+            cached.clone()
+
+    check = timer.fresh_vs_same(cache, refresh)
+    assert check.looks_cached(interpreter=False), check
+    honest = timer.fresh_vs_same(lambda: torch.matmul(a, a), refresh)
+    assert not honest.looks_cached(interpreter=False), honest
 
 
 def test_recomputing_only_the_perturbed_rows_is_caught(gpu_pool):
