@@ -60,8 +60,8 @@ def test_gpu_cheats_are_rejected(gpu_pool, softmax_task, name, reasons):
 
 
 def test_a_value_cache_is_told_from_an_honest_kernel_by_cuda_events():
-    """The fresh-vs-repeat rounds on real CUDA work: a cache computes a GEMM on new values
-    and copies its answer on repeats; an honest call computes the GEMM every time."""
+    """The fresh-vs-repeat rounds on real CUDA work: a cache computes a GEMM on values it has
+    not seen and copies its answer otherwise; an honest call computes the GEMM every time."""
     import torch
 
     from evotui.eval.timing import CudaTimer
@@ -69,18 +69,20 @@ def test_a_value_cache_is_told_from_an_honest_kernel_by_cuda_events():
     timer = CudaTimer(torch.device("cuda"))
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
     cached = torch.empty_like(a)
-    state = {"new": True}
+    seen: set[tuple[int, bool]] = set()
+    state = {"hit": False}
 
-    def refresh(i: int) -> None:
-        a[i, 0] = float(i)
-        state["new"] = True
+    def refresh(i: int, kind: str) -> None:
+        key = (i, kind == "patch")
+        state["hit"] = key in seen
+        seen.add(key)
+        a[0, 0] = float(i) + (0.5 if kind == "patch" else 0.0)
 
     def cache() -> None:
-        if state["new"]:
-            torch.matmul(a, a, out=cached)
-            state["new"] = False
-        else:
+        if state["hit"]:
             cached.clone()
+        else:
+            torch.matmul(a, a, out=cached)
 
     check = timer.fresh_vs_same(cache, refresh)
     assert check.looks_cached(interpreter=False), check

@@ -413,13 +413,17 @@ class CandidateRunner:
         }
 
     def _fresh_vs_same(self, model, inputs, task, shape, req) -> Any:
-        """Calls on new values vs calls repeating them, on the last timed input set (a value
-        cache hits only on repeats). Its outputs are not judged: the recheck that follows is."""
+        """Calls on new values vs calls on the same values written again, and on those with
+        one element changed, on the last timed input set (evotui.eval.timing.FRESH_KINDS).
+        Its outputs are not judged: the recheck that follows is."""
         from evotui.eval.timing import wall_fresh_vs_same
 
-        def refresh(i: int) -> None:
+        def refresh(i: int, kind: str) -> None:
+            # the same generation and copy before every kind: only the values differ
             seed = ((req["recheck_seed"] ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
             self._refill(inputs, task, shape, seed)
+            if kind == "patch":
+                perturb(inputs, seed, 0)
 
         def call() -> None:
             model(*inputs)

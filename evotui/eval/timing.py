@@ -8,9 +8,10 @@
   not take far longer than the events say (work that escapes the timed stream).
 - A sample of calls (random, excluded from the statistics) can run under a watch callback,
   so a candidate cannot tell which calls are checked.
-- A value-cache guard: calls right after new values were written into the inputs are timed
-  against calls repeating the values before them (``fresh_vs_same``); a candidate that
-  caches results by input value is fast only on the repeats.
+- A value-cache guard (``fresh_vs_same``): calls on new values are timed against calls on
+  the same values written again and on those values with one element changed, each call
+  prepared alike; a candidate that caches results by value, or recomputes only what changed,
+  is fast only on the latter two.
 - ``slow_cutoff_ms``: a call whose first estimate is slower than this (the engine passes a
   multiple of the incumbent's time) may be a clear loser: a few flushed samples decide; if
   they confirm it, that is its timing ("coarse"), otherwise it gets the full plan. That
@@ -52,21 +53,30 @@ class Timing:
         return asdict(self)
 
 
+# What the value-cache guard writes into the inputs before each of its calls (a round is one
+# of each, in this order): new values; the same values written again; the same values with
+# one element changed, as between two timed calls (evotui.eval.perturb).
+FRESH_KINDS = ("new", "same", "patch")
+
+
 @dataclass(frozen=True)
 class FreshCheck:
-    """Median times of calls on new input values and of calls repeating the values before."""
+    """Median times of calls on new input values, on the same values written again, and on
+    those values with one element changed. Every call is prepared by the same work (the
+    values written, the L2 flushed, from an idle GPU), so only what the values are differs."""
 
     fresh_ms: float
     same_ms: float
     rounds: int
+    patch_ms: float | None = None
 
-    def looks_cached(self, interpreter: bool, timed_ms: float | None = None) -> bool:
-        """Slower on new values than on repeated ones — or than the timed calls themselves
-        (``timed_ms``, when timed the same way: a candidate that recomputes only what
-        changed since the previous call is fast there) — beyond noise. GPU timings are
-        steady to a few %, the CPU interpreter's wall clock much less so (there the figures
-        are the fastest of the rounds, and a cache hit is ~10× faster than computing)."""
-        fast = self.same_ms if timed_ms is None else min(self.same_ms, timed_ms)
+    def looks_cached(self, interpreter: bool) -> bool:
+        """Slower on new values than on a repeat (a cache keyed on the values hits) or on a
+        one-element change (a kernel that recomputes only what changed since the previous
+        call: the timed calls see exactly such changes) beyond noise. GPU timings are steady
+        to a few %, the CPU interpreter's wall clock much less so (there the figures are the
+        fastest of the rounds, and a cache hit is ~10× faster than computing)."""
+        fast = self.same_ms if self.patch_ms is None else min(self.same_ms, self.patch_ms)
         if interpreter:
             return self.fresh_ms > 3.0 * fast and self.fresh_ms - fast > 2.0
         return self.fresh_ms > 1.25 * fast and self.fresh_ms - fast > 0.005
@@ -221,25 +231,28 @@ class CudaTimer:
             labels.extend(used[i] for i in kept)
         return [starts[i].elapsed_time(ends[i]) for i in kept]
 
-    def fresh_vs_same(self, fn: Callable[[], Any], refresh: Callable[[int], None],
+    def fresh_vs_same(self, fn: Callable[[], Any], refresh: Callable[[int, str], None],
                       rounds: int = 5) -> FreshCheck:
-        """``rounds`` × (new values via ``refresh(i)``, a timed call; then a timed call on
-        the same values), each call after an L2 flush and a host lead."""
+        """``rounds`` × one call of each of ``FRESH_KINDS``: ``refresh(i, kind)`` writes the
+        values, then the call is timed after an L2 flush and a host lead. Each call starts
+        from an idle GPU, so no kind inherits a backlog the others do not."""
         sleep = getattr(self.torch.cuda, "_sleep", None)
-        events = [[self.Event(enable_timing=True) for _ in range(4)] for _ in range(rounds)]
+        events = [[(self.Event(enable_timing=True), self.Event(enable_timing=True))
+                   for _ in FRESH_KINDS] for _ in range(rounds)]
         for i in range(rounds):
-            refresh(i)
-            for k in (0, 2):  # fresh, then same
+            for k, kind in enumerate(FRESH_KINDS):
+                self.synchronize()
+                refresh(i, kind)
                 self.flush()
                 if sleep is not None:
                     sleep(HOST_LEAD_CYCLES)
-                events[i][k].record()
+                events[i][k][0].record()
                 fn()
-                events[i][k + 1].record()
+                events[i][k][1].record()
         self.synchronize()
-        fresh = [e[0].elapsed_time(e[1]) for e in events]
-        same = [e[2].elapsed_time(e[3]) for e in events]
-        return FreshCheck(statistics.median(fresh), statistics.median(same), rounds)
+        medians = [statistics.median(e[k][0].elapsed_time(e[k][1]) for e in events)
+                   for k in range(len(FRESH_KINDS))]
+        return FreshCheck(medians[0], medians[1], rounds, medians[2])
 
     def interleaved(self, fns: list[Callable[[], Any]], *, rep_ms: float = 400.0,
                     min_samples: int = 30, max_samples: int = 2000) -> list[Timing]:
@@ -379,18 +392,18 @@ def time_interpreter(fn: Callable[[], Any], calls: int = 2,
                   samples=calls, method="interpreter")
 
 
-def wall_fresh_vs_same(fn: Callable[[], Any], refresh: Callable[[int], None],
-                       rounds: int = 4) -> FreshCheck:
+def wall_fresh_vs_same(fn: Callable[[], Any], refresh: Callable[[int, str], None],
+                       rounds: int = 3) -> FreshCheck:
     """``CudaTimer.fresh_vs_same`` by the wall clock, for the CPU interpreter: the fastest
     of the rounds (a busy CPU only ever adds time)."""
-    fresh, same = [], []
+    times: list[list[float]] = [[] for _ in FRESH_KINDS]
     for i in range(rounds):
-        refresh(i)
-        for out in (fresh, same):
+        for k, kind in enumerate(FRESH_KINDS):
+            refresh(i, kind)
             t0 = time.perf_counter()
             fn()
-            out.append((time.perf_counter() - t0) * 1000)
-    return FreshCheck(min(fresh), min(same), rounds)
+            times[k].append((time.perf_counter() - t0) * 1000)
+    return FreshCheck(min(times[0]), min(times[1]), rounds, min(times[2]))
 
 
 def measure_copy_bandwidth(device: Any, nbytes: int = 2**30) -> float:
