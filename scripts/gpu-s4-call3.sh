@@ -13,3 +13,9 @@ timeout 260 python3 bench/bench_samples.py --runs 5 --variants 4 --out "$out/sam
   | tee "$out/bench.log" | grep -v '^{'
 timeout 100 python3 bench/bench_samples.py --samples rmsnorm,layernorm,rmsnorm_fp16 --runs 15 --variants 0 \
   --out "$out/short15" 2>&1 | tee "$out/short15.log" | grep -v '^{'
+# bring the tables back flat (files in sub-folders were left out of the last fetch)
+for d in samples short15; do
+  for f in "$out/$d"/bench_samples.*; do [ -f "$f" ] && mv "$f" "$out/$d-$(basename "$f")"; done
+  rmdir "$out/$d" 2>/dev/null
+done
+ls -la "$out"
