@@ -27,6 +27,18 @@ def test_a_call_slow_on_its_estimate_gets_a_few_samples_first():
     assert sample_plan(100.0, 0.03).method == "events"
 
 
+def test_the_host_lead_covers_a_slow_python_call():
+    """The GPU is kept busy 3× the host time of one call (its perturbation included) before
+    each timed call, at least 200 µs: a 150 µs host call gets 450 µs, and fewer samples."""
+    from evotui.eval.timing import HOST_LEAD_MS, LEAD_PER_HOST_MS
+
+    gpu = _SimulatedGpu(lambda n: 0.15)  # the simulated clock runs on the host's time
+    assert abs(gpu.timer().lead_ms(gpu.fn) - LEAD_PER_HOST_MS * 0.15) < 1e-9
+    fast = _SimulatedGpu(lambda n: 0.01)
+    assert fast.timer().lead_ms(fast.fn) == HOST_LEAD_MS
+    assert sample_plan(0.04, 0.03, lead_ms=0.45).samples == int(300 / (0.04 + 0.03 + 0.45))
+
+
 def test_robust_spread_ignores_a_single_outlier():
     steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0]
     assert robust_spread_pct(steady) < 2.0
@@ -138,7 +150,9 @@ def test_every_kind_of_call_is_prepared_alike_from_an_idle_gpu():
     timer.synchronize = lambda: events.append("sync")
     check = timer.fresh_vs_same(lambda: events.append("call"),
                                 lambda i, kind: events.append(kind), rounds=2)
-    assert events == ["sync", "new", "call", "sync", "same", "call", "sync", "patch", "call"] * 2 + ["sync"]
+    # three untimed calls measure the host time the lead must cover, then the rounds
+    assert events == ["call"] * 3 + ["sync"] + [
+        "sync", "new", "call", "sync", "same", "call", "sync", "patch", "call"] * 2 + ["sync"]
     assert check.patch_ms is not None
 
 

@@ -30,11 +30,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 GRAPH_THRESHOLD_MS = 0.020
-# Before each timed call the GPU is kept busy this long (after the L2 flush), so that the
-# host has enqueued the call before the GPU reaches it: otherwise a call whose Python
-# overhead exceeds the flush is timed partly as host latency (seen: 12 % spread on RMSNorm).
-HOST_LEAD_CYCLES = 400_000  # about 200 µs at 2 GHz
+# Before each timed call the GPU is kept busy (after the L2 flush), so that the host has
+# enqueued the call before the GPU reaches it: otherwise a call whose Python overhead exceeds
+# the lead is timed partly as host latency (seen: 12 % spread on RMSNorm). The lead is at
+# least HOST_LEAD_MS and LEAD_PER_HOST_MS times the host time of one call (its Python, the
+# launch checks, the new input values): a fixed 200 µs fell short of a 150 µs host call
+# followed by the perturbation (1-3 % spread on 40 µs kernels, a false `cached_results`).
 HOST_LEAD_MS = 0.2
+LEAD_PER_HOST_MS = 3.0
+SLEEP_CYCLES_PER_MS = 2_000_000  # torch.cuda._sleep spins cycles: about 2 GHz
 COARSE_SAMPLES = 5
 
 
@@ -44,7 +48,9 @@ class Timing:
     spread_pct: float  # robust coefficient of variation, in %
     samples: int
     method: str  # "events", "graph", "coarse" (a clear loser, few samples) or "interpreter"
-    synced_ms: float | None = None  # host-timed with device sync (side-stream guard)
+    synced_ms: float | None = None  # host-timed with device sync, launch included
+    # of that, the wait for the device after the call returned (side-stream guard)
+    synced_tail_ms: float | None = None
     # when the timed calls rotate over several input sets: the median of each set's samples
     # (sets that differ: placement; runs that differ with steady sets: the card drifting)
     set_medians_ms: tuple[float, ...] = ()
@@ -95,12 +101,12 @@ class SamplePlan:
 
 def sample_plan(estimate_ms: float, flush_ms: float, *, warmup_ms: float = 25.0,
                 rep_ms: float = 300.0, min_samples: int = 20, max_samples: int = 2000,
-                slow_cutoff_ms: float | None = None) -> SamplePlan:
+                slow_cutoff_ms: float | None = None, lead_ms: float = HOST_LEAD_MS) -> SamplePlan:
     """How long to warm up and how many event samples to take for a call of ``estimate_ms``."""
     if slow_cutoff_ms is not None and estimate_ms > slow_cutoff_ms:
         return SamplePlan(0.0, COARSE_SAMPLES, 3, "coarse")
     warm = min(max(warmup_ms, 40 * estimate_ms), 500.0)
-    n = int(rep_ms / max(estimate_ms + flush_ms + HOST_LEAD_MS, 1e-3))
+    n = int(rep_ms / max(estimate_ms + flush_ms + lead_ms, 1e-3))
     return SamplePlan(warm, max(min_samples, min(max_samples, n)), 10, "events")
 
 
@@ -157,22 +163,24 @@ class CudaTimer:
             if graphed is not None:
                 return graphed
         flush_ms = self._estimate_ms(self.flush)
+        lead_ms = self.lead_ms(fn, prepare)
         plan = sample_plan(estimate, flush_ms, warmup_ms=warmup_ms, rep_ms=rep_ms,
                            min_samples=min_samples, max_samples=max_samples,
-                           slow_cutoff_ms=slow_cutoff_ms)
+                           slow_cutoff_ms=slow_cutoff_ms, lead_ms=lead_ms)
         rng = rng or random.Random()
         if plan.method == "coarse":
             # The estimate only proposes "a clear loser"; flushed, host-led samples must
             # confirm it. A call that is fast here after being slow in the estimate gets the
             # full plan below, whose warm-up by time it cannot count.
             times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True,
-                                  prepare=prepare)
+                                  prepare=prepare, lead_ms=lead_ms)
             if slow_cutoff_ms is not None and statistics.median(times) > slow_cutoff_ms:
+                synced, tail = self._synced_ms(fn, calls=plan.synced_calls)
                 return Timing(median_ms=statistics.median(times),
                               spread_pct=robust_spread_pct(times), samples=len(times),
-                              method="coarse", synced_ms=self._synced_ms(fn, calls=plan.synced_calls))
+                              method="coarse", synced_ms=synced, synced_tail_ms=tail)
             plan = sample_plan(estimate, flush_ms, warmup_ms=warmup_ms, rep_ms=rep_ms,
-                               min_samples=min_samples, max_samples=max_samples)
+                               min_samples=min_samples, max_samples=max_samples, lead_ms=lead_ms)
         end_at = self.perf_counter() + plan.warmup_ms / 1000
         while self.perf_counter() < end_at:
             if prepare is not None:
@@ -182,22 +190,43 @@ class CudaTimer:
         self.synchronize()
         labels: list[int] = []
         times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True,
-                              input_set=input_set, labels=labels, prepare=prepare)
+                              input_set=input_set, labels=labels, prepare=prepare, lead_ms=lead_ms)
+        synced, tail = self._synced_ms(fn, calls=plan.synced_calls)
         return Timing(
             median_ms=statistics.median(times),
             spread_pct=robust_spread_pct(times),
             samples=len(times),
             method=plan.method,
-            synced_ms=self._synced_ms(fn, calls=plan.synced_calls),
+            synced_ms=synced,
+            synced_tail_ms=tail,
             set_medians_ms=_per_set_medians(times, labels),
         )
+
+    def lead_ms(self, fn: Callable[[], Any], prepare: Callable[[], None] | None = None,
+                calls: int = 5) -> float:
+        """How long the GPU must be kept busy before a timed call so that the host is ahead
+        of it: a multiple of the host time of ``prepare`` + ``fn`` (median of ``calls``)."""
+        host = []
+        for _ in range(calls):
+            t0 = self.perf_counter()
+            if prepare is not None:
+                prepare()
+            fn()
+            host.append((self.perf_counter() - t0) * 1000)
+        self.synchronize()
+        return max(HOST_LEAD_MS, LEAD_PER_HOST_MS * statistics.median(host))
+
+    def _lead(self, sleep: Callable[[int], Any] | None, lead_ms: float) -> None:
+        if sleep is not None:
+            sleep(int(lead_ms * SLEEP_CYCLES_PER_MS))
 
     def _samples(self, fn: Callable[[], Any], n: int,
                  watch: Callable[[Callable[[], Any]], Any] | None, watch_fraction: float,
                  rng: random.Random, force_watch: bool = False,
                  input_set: Callable[[], int] | None = None,
                  labels: list[int] | None = None,
-                 prepare: Callable[[], None] | None = None) -> list[float]:
+                 prepare: Callable[[], None] | None = None,
+                 lead_ms: float = HOST_LEAD_MS) -> list[float]:
         """``n`` event-timed calls, each after an L2 flush and a host lead; a random share
         runs under ``watch`` instead (left out of the times; at least one if forced: with 20
         samples and a 10 % share, none would be watched one time in eight). With
@@ -216,8 +245,7 @@ class CudaTimer:
             if prepare is not None:
                 prepare()
             self.flush()
-            if sleep is not None:
-                sleep(HOST_LEAD_CYCLES)
+            self._lead(sleep, lead_ms)
             used.append(input_set() if input_set is not None else 0)
             starts[i].record()
             if i in watched and watch is not None:
@@ -237,6 +265,7 @@ class CudaTimer:
         values, then the call is timed after an L2 flush and a host lead. Each call starts
         from an idle GPU, so no kind inherits a backlog the others do not."""
         sleep = getattr(self.torch.cuda, "_sleep", None)
+        lead_ms = self.lead_ms(fn, calls=3)
         events = [[(self.Event(enable_timing=True), self.Event(enable_timing=True))
                    for _ in FRESH_KINDS] for _ in range(rounds)]
         for i in range(rounds):
@@ -244,8 +273,7 @@ class CudaTimer:
                 self.synchronize()
                 refresh(i, kind)
                 self.flush()
-                if sleep is not None:
-                    sleep(HOST_LEAD_CYCLES)
+                self._lead(sleep, lead_ms)
                 events[i][k][0].record()
                 fn()
                 events[i][k][1].record()
@@ -268,7 +296,8 @@ class CudaTimer:
                 self.flush()
                 fn()
         self.synchronize()
-        per_round = sum(estimates) + len(fns) * (self._estimate_ms(self.flush) + 0.2)
+        leads = [self.lead_ms(fn, calls=3) for fn in fns]
+        per_round = sum(estimates) + sum(leads) + len(fns) * self._estimate_ms(self.flush)
         n = max(min_samples, min(max_samples, int(rep_ms / max(per_round, 1e-3))))
         sleep = getattr(self.torch.cuda, "_sleep", None)
         events = [[(self.Event(enable_timing=True), self.Event(enable_timing=True)) for _ in range(n)]
@@ -277,8 +306,7 @@ class CudaTimer:
             order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
             for k in order:
                 self.flush()
-                if sleep is not None:
-                    sleep(HOST_LEAD_CYCLES)
+                self._lead(sleep, leads[k])
                 events[k][i][0].record()
                 fns[k]()
                 events[k][i][1].record()
@@ -300,16 +328,23 @@ class CudaTimer:
         self.synchronize()
         return start.elapsed_time(end) / calls
 
-    def _synced_ms(self, fn: Callable[[], Any], calls: int = 10) -> float:
-        samples = []
+    def _synced_ms(self, fn: Callable[[], Any], calls: int = 10) -> tuple[float, float]:
+        """Host-timed calls from an idle GPU, each followed by a device-wide synchronize:
+        the median whole call, and the median wait after the call returned. An honest call's
+        wait is at most its own kernels' time; work left on another stream lengthens it (the
+        host time of the call itself is no evidence either way: the events count it)."""
+        whole, tail = [], []
         for _ in range(calls):
             self.flush()
             self.synchronize()
             t0 = self.perf_counter()
             fn()
+            t1 = self.perf_counter()
             self.synchronize()
-            samples.append((self.perf_counter() - t0) * 1000)
-        return statistics.median(samples)
+            t2 = self.perf_counter()
+            whole.append((t2 - t0) * 1000)
+            tail.append((t2 - t1) * 1000)
+        return statistics.median(whole), statistics.median(tail)
 
     def _time_graph(self, fn: Callable[[], Any], *, rep_ms: float, unroll: int = 20,
                     watch: Callable[[Callable[[], Any]], Any] | None = None) -> Timing | None:
