@@ -1,0 +1,123 @@
+"""What moves a short kernel's time from one evaluation to the next? Times a sample's seed
+with the worker's timer (input sets rotated, perturbed before each call, L2 flushed, host
+lead), "run" after "run" with an idle pause between, under a few conditions:
+
+- ``new-inputs``: every run allocates its input sets anew (what separate evaluations do);
+- ``same-inputs``: one allocation for all runs (placement fixed);
+- ``out-ring``: new inputs, and the last 4 outputs kept alive, so the candidate's output
+  lands in more places within a run;
+- ``warm-200ms``: new inputs, 200 ms of warm-up instead of 25 ms (clock ramp).
+
+Prints each run's median and per-set medians, the SM clock before and after (nvidia-smi),
+and each condition's (max - min) / median across runs. The candidate runs in this process
+without the harness's sandbox: this is a measurement tool, not an evaluation.
+
+    python bench/bench_spread_diag.py rmsnorm layernorm [--runs 10] [--pause 0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from evotui.eval.perturb import perturb  # noqa: E402
+from evotui.eval.timing import CudaTimer  # noqa: E402
+from evotui.task import load_module, make_init_inputs, make_inputs, resolve_task  # noqa: E402
+
+CONDITIONS = ("new-inputs", "same-inputs", "out-ring", "warm-200ms")
+
+
+def sm_clock() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
+                              "-i", "0"], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def time_one_run(name: str, model, sets: list, seeds: list[int], timer: CudaTimer):
+    """One evaluation's timing, as the worker does it (rotation, perturbation, flush, lead)."""
+    ring: list = []
+    state = {"calls": 0, "perturbed": [0] * len(sets)}
+
+    def prepare() -> None:
+        k = state["calls"] % len(sets)
+        perturb(sets[k], seeds[k], state["perturbed"][k])
+        state["perturbed"][k] += 1
+
+    def call() -> None:
+        k = state["calls"] % len(sets)
+        state["calls"] += 1
+        ring.append(model(*sets[k]))
+        del ring[:-(4 if name == "out-ring" else 1)]
+
+    return timer.time(call, input_set=lambda: state["calls"] % len(sets), prepare=prepare,
+                      warmup_ms=200.0 if name == "warm-200ms" else 25.0)
+
+
+def run_condition(name: str, module, model, shape, timer: CudaTimer, runs: int, pause: float,
+                  sets_n: int = 3) -> list[float]:
+    import torch
+
+    device = timer.device
+    fixed: list | None = None
+    medians = []
+    for r in range(runs):
+        seeds = [1000 * r + k + 1 for k in range(sets_n)]
+        if name == "same-inputs":
+            fixed = fixed or [make_inputs(module, shape, s, device) for s in seeds]
+            sets = fixed
+        else:
+            sets = [make_inputs(module, shape, s, device) for s in seeds]
+        torch.cuda.synchronize(device)
+        time.sleep(pause)
+        before = sm_clock()
+        timing = time_one_run(name, model, sets, seeds, timer)
+        after = sm_clock()
+        medians.append(timing.median_ms * 1000)
+        sets_us = ", ".join(f"{m * 1000:.2f}" for m in timing.set_medians_ms)
+        print(f"  {name:12s} run {r:2d}: {timing.median_ms * 1000:8.2f} µs  sets [{sets_us}]  "
+              f"SM clock {before} -> {after} MHz", flush=True)
+    return medians
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("samples", nargs="+")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--pause", type=float, default=0.5, help="idle seconds before each run")
+    ap.add_argument("--conditions", default=",".join(CONDITIONS))
+    args = ap.parse_args()
+    import torch
+
+    device = torch.device("cuda:0")
+    timer = CudaTimer(device)
+    summary = ["| sample | condition | runs | median µs | spread across runs |", "|---|---|---|---|---|"]
+    for sample in args.samples:
+        task = resolve_task(ROOT / "sample_kernels" / sample)
+        shape = task.shapes("cuda")[0]
+        module = load_module(task.path, f"diag_task_{sample}")
+        seed_module = load_module(task.seed_path, f"diag_{sample}")
+        torch.manual_seed(0)
+        with torch.device(device):
+            model = seed_module.ModelNew(*make_init_inputs(module, shape)).to(device)
+        print(f"{sample}:", flush=True)
+        for name in args.conditions.split(","):
+            medians = run_condition(name, module, model, shape, timer, args.runs, args.pause)
+            mid = statistics.median(medians)
+            summary.append(f"| {sample} | {name} | {len(medians)} | {mid:.2f} "
+                           f"| {100 * (max(medians) - min(medians)) / mid:.2f} % |")
+    print("\n".join(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
