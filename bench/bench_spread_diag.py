@@ -18,6 +18,7 @@ without the harness's sandbox: this is a measurement tool, not an evaluation.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -105,7 +106,9 @@ def main() -> int:
         task = resolve_task(ROOT / "sample_kernels" / sample)
         shape = task.shapes("cuda")[0]
         module = load_module(task.path, f"diag_task_{sample}")
-        seed_module = load_module(task.seed_path, f"diag_{sample}")
+        spec = importlib.util.spec_from_file_location(f"diag_{sample}", task.seed_path)
+        seed_module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(seed_module)
         torch.manual_seed(0)
         with torch.device(device):
             model = seed_module.ModelNew(*make_init_inputs(module, shape)).to(device)
