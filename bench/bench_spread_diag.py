@@ -6,7 +6,11 @@ lead), "run" after "run" with an idle pause between, under a few conditions:
 - ``same-inputs``: one allocation for all runs (placement fixed);
 - ``out-ring``: new inputs, and the last 4 outputs kept alive, so the candidate's output
   lands in more places within a run;
-- ``warm-200ms``: new inputs, 200 ms of warm-up instead of 25 ms (clock ramp).
+- ``warm-200ms``: new inputs, 200 ms of warm-up instead of 25 ms (clock ramp);
+- ``read-flush``: new inputs, the L2 flushed by reading the buffer instead of zeroing it
+  (no dirty lines left for the kernel to write back);
+- ``fixed-lead``: new inputs, a 0.5 ms host lead instead of one measured each run;
+- ``read-flush+fixed-lead``: both.
 
 Prints each run's median and per-set medians, the SM clock before and after (nvidia-smi),
 and each condition's (max - min) / median across runs. The candidate runs in this process
@@ -32,7 +36,8 @@ from evotui.eval.perturb import perturb  # noqa: E402
 from evotui.eval.timing import CudaTimer  # noqa: E402
 from evotui.task import load_module, make_init_inputs, make_inputs, resolve_task  # noqa: E402
 
-CONDITIONS = ("new-inputs", "same-inputs", "out-ring", "warm-200ms")
+CONDITIONS = ("new-inputs", "same-inputs", "out-ring", "warm-200ms", "read-flush", "fixed-lead",
+              "read-flush+fixed-lead")
 
 
 def sm_clock() -> str:
@@ -42,6 +47,16 @@ def sm_clock() -> str:
         return out.stdout.strip() or "?"
     except (OSError, subprocess.SubprocessError):
         return "?"
+
+
+def timer_for(name: str, device) -> CudaTimer:
+    timer = CudaTimer(device)
+    if "read-flush" in name:
+        buf = timer.flush_buf
+        timer.flush = lambda: buf.sum()
+    if "fixed-lead" in name:
+        timer.lead_ms = lambda fn, prepare=None, calls=5: 0.5
+    return timer
 
 
 def time_one_run(name: str, model, sets: list, seeds: list[int], timer: CudaTimer):
@@ -64,11 +79,11 @@ def time_one_run(name: str, model, sets: list, seeds: list[int], timer: CudaTime
                       warmup_ms=200.0 if name == "warm-200ms" else 25.0)
 
 
-def run_condition(name: str, module, model, shape, timer: CudaTimer, runs: int, pause: float,
+def run_condition(name: str, module, model, shape, device, runs: int, pause: float,
                   sets_n: int = 3) -> list[float]:
     import torch
 
-    device = timer.device
+    timer = timer_for(name, device)
     fixed: list | None = None
     medians = []
     for r in range(runs):
@@ -85,7 +100,7 @@ def run_condition(name: str, module, model, shape, timer: CudaTimer, runs: int, 
         after = sm_clock()
         medians.append(timing.median_ms * 1000)
         sets_us = ", ".join(f"{m * 1000:.2f}" for m in timing.set_medians_ms)
-        print(f"  {name:12s} run {r:2d}: {timing.median_ms * 1000:8.2f} µs  sets [{sets_us}]  "
+        print(f"  {name:22s} run {r:2d}: {timing.median_ms * 1000:8.2f} µs  sets [{sets_us}]  "
               f"SM clock {before} -> {after} MHz", flush=True)
     return medians
 
@@ -100,7 +115,6 @@ def main() -> int:
     import torch
 
     device = torch.device("cuda:0")
-    timer = CudaTimer(device)
     summary = ["| sample | condition | runs | median µs | spread across runs |", "|---|---|---|---|---|"]
     for sample in args.samples:
         task = resolve_task(ROOT / "sample_kernels" / sample)
@@ -114,7 +128,7 @@ def main() -> int:
             model = seed_module.ModelNew(*make_init_inputs(module, shape)).to(device)
         print(f"{sample}:", flush=True)
         for name in args.conditions.split(","):
-            medians = run_condition(name, module, model, shape, timer, args.runs, args.pause)
+            medians = run_condition(name, module, model, shape, device, args.runs, args.pause)
             mid = statistics.median(medians)
             summary.append(f"| {sample} | {name} | {len(medians)} | {mid:.2f} "
                            f"| {100 * (max(medians) - min(medians)) / mid:.2f} % |")
