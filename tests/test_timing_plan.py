@@ -9,7 +9,7 @@ from evotui.eval.timing import COARSE_SAMPLES, robust_spread_pct, sample_plan
 def test_short_calls_get_300_ms_of_samples_after_a_25_ms_warm_up():
     plan = sample_plan(0.134, 0.03)  # the softmax seed on an H200
     assert plan.method == "events" and plan.warmup_ms == 25.0
-    assert plan.samples == int(300 / (0.134 + 0.03 + 0.2)) and plan.synced_calls == 10
+    assert plan.samples == int(300 / (0.134 + 0.03 + 0.5)) and plan.synced_calls == 10
 
 
 def test_long_calls_get_at_least_20_samples_and_a_longer_warm_up():
@@ -27,16 +27,17 @@ def test_a_call_slow_on_its_estimate_gets_a_few_samples_first():
     assert sample_plan(100.0, 0.03).method == "events"
 
 
-def test_the_host_lead_covers_a_slow_python_call():
+def test_the_host_lead_covers_a_slow_python_call_in_whole_steps():
     """The GPU is kept busy 3× the host time of one call (its perturbation included) before
-    each timed call, at least 200 µs: a 150 µs host call gets 450 µs, and fewer samples."""
-    from evotui.eval.timing import HOST_LEAD_MS, LEAD_PER_HOST_MS
+    each timed call, rounded up to 0.5 ms steps: a 150 µs host call gets 0.5 ms, a 200 µs
+    one 1 ms, and fewer samples fit the timing budget."""
+    from evotui.eval.timing import HOST_LEAD_MS
 
-    gpu = _SimulatedGpu(lambda n: 0.15)  # the simulated clock runs on the host's time
-    assert abs(gpu.timer().lead_ms(gpu.fn) - LEAD_PER_HOST_MS * 0.15) < 1e-9
-    fast = _SimulatedGpu(lambda n: 0.01)
-    assert fast.timer().lead_ms(fast.fn) == HOST_LEAD_MS
-    assert sample_plan(0.04, 0.03, lead_ms=0.45).samples == int(300 / (0.04 + 0.03 + 0.45))
+    assert HOST_LEAD_MS == 0.5
+    for host_ms, lead in ((0.01, 0.5), (0.15, 0.5), (0.2, 1.0), (0.6, 2.0)):
+        gpu = _SimulatedGpu(lambda n, host_ms=host_ms: host_ms)  # simulated time is host time
+        assert gpu.timer().lead_ms(gpu.fn) == lead, host_ms
+    assert sample_plan(0.04, 0.03, lead_ms=1.0).samples == int(300 / (0.04 + 0.03 + 1.0))
 
 
 def test_robust_spread_ignores_a_single_outlier():
@@ -65,7 +66,7 @@ class _SimulatedGpu:
                 return end.t - self.t
 
         class Flush:
-            def zero_(self):
+            def sum(self):
                 gpu.now += 0.03
 
         self.Event, self.flush_buf = Event, Flush()

@@ -1,6 +1,7 @@
 """Timing a callable on the GPU, per the protocol in DESIGN §4.
 
-- CUDA events around each call, the L2 flushed before each call (a buffer twice the L2),
+- CUDA events around each call, the L2 flushed before each call (a buffer twice the L2,
+  read: zeroing it would leave dirty lines the timed call pays to write back),
   warm-up by time, the median of many samples and a robust spread (IQR / 1.349 / median).
 - Kernels under ~20 µs: a CUDA graph of several unrolled calls is replayed, and the same
   graph of flushes alone is subtracted.
@@ -22,6 +23,7 @@ This module runs inside worker processes; it imports torch lazily and nothing el
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import time
@@ -32,11 +34,12 @@ from typing import Any
 GRAPH_THRESHOLD_MS = 0.020
 # Before each timed call the GPU is kept busy (after the L2 flush), so that the host has
 # enqueued the call before the GPU reaches it: otherwise a call whose Python overhead exceeds
-# the lead is timed partly as host latency (seen: 12 % spread on RMSNorm). The lead is at
-# least HOST_LEAD_MS and LEAD_PER_HOST_MS times the host time of one call (its Python, the
-# launch checks, the new input values): a fixed 200 µs fell short of a 150 µs host call
-# followed by the perturbation (1-3 % spread on 40 µs kernels, a false `cached_results`).
-HOST_LEAD_MS = 0.2
+# the lead is timed partly as host latency (seen: 12 % spread on RMSNorm). The lead covers
+# LEAD_PER_HOST_MS times the host time of one call (its Python, the launch checks, the new
+# input values), in whole steps of HOST_LEAD_MS: a fixed 200 µs fell short of a 150 µs host
+# call plus the perturbation (a false `cached_results`), and a lead that varied with each
+# run's measured host time moved a 40 µs kernel's median between runs.
+HOST_LEAD_MS = 0.5
 LEAD_PER_HOST_MS = 3.0
 SLEEP_CYCLES_PER_MS = 2_000_000  # torch.cuda._sleep spins cycles: about 2 GHz
 COARSE_SAMPLES = 5
@@ -142,7 +145,10 @@ class CudaTimer:
                 and time.perf_counter is self.perf_counter)
 
     def flush(self) -> None:
-        self.flush_buf.zero_()
+        # Read, not written: after zero_() the L2 held ~50 MB of dirty lines that the timed
+        # kernel wrote back on its first misses, ~4 µs of a 40 µs RMSNorm and a different
+        # amount each run (2-3 % run-to-run spread on the H200; 0.3 % read).
+        self.flush_buf.sum()
 
     def time(self, fn: Callable[[], Any], *, warmup_ms: float = 25.0, rep_ms: float = 300.0,
              min_samples: int = 20, max_samples: int = 2000,
@@ -205,7 +211,8 @@ class CudaTimer:
     def lead_ms(self, fn: Callable[[], Any], prepare: Callable[[], None] | None = None,
                 calls: int = 5) -> float:
         """How long the GPU must be kept busy before a timed call so that the host is ahead
-        of it: a multiple of the host time of ``prepare`` + ``fn`` (median of ``calls``)."""
+        of it: a multiple of the host time of ``prepare`` + ``fn`` (median of ``calls``),
+        rounded up to whole steps so that it rarely differs between runs."""
         host = []
         for _ in range(calls):
             t0 = self.perf_counter()
@@ -214,7 +221,8 @@ class CudaTimer:
             fn()
             host.append((self.perf_counter() - t0) * 1000)
         self.synchronize()
-        return max(HOST_LEAD_MS, LEAD_PER_HOST_MS * statistics.median(host))
+        steps = math.ceil(LEAD_PER_HOST_MS * statistics.median(host) / HOST_LEAD_MS)
+        return HOST_LEAD_MS * max(1, steps)
 
     def _lead(self, sleep: Callable[[int], Any] | None, lead_ms: float) -> None:
         if sleep is not None:
@@ -354,7 +362,7 @@ class CudaTimer:
         def body(with_fn: bool) -> Callable[[], None]:
             def run() -> None:
                 for _ in range(unroll):
-                    small_flush.zero_()
+                    small_flush.sum()
                     if with_fn:
                         fn()
             return run
