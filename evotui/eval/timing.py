@@ -460,6 +460,25 @@ def measure_copy_bandwidth(device: Any, nbytes: int = 2**30) -> float:
     return 2 * nbytes / (t.median_ms / 1000)
 
 
+def measure_read_bandwidth(device: Any, nbytes: int = 2**30) -> float:
+    """Device read bandwidth in bytes/s (a sum over ``nbytes``): faster than the copy rate,
+    which pays for writes too; a kernel that mostly reads can beat the copy rate."""
+    import torch
+
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).normal_()
+    timer = CudaTimer(device)
+    t = timer.time(lambda: src.sum(), rep_ms=100)
+    return nbytes / (t.median_ms / 1000)
+
+
+def peak_bytes_per_s(facts: dict[str, Any]) -> float:
+    """The fastest the device is known to move data: the measured copy and read rates and,
+    when cuda-python reports it, the datasheet bandwidth. A kernel timed well under the
+    time this rate needs for its bytes is not believed (``below_roofline``)."""
+    rates = [facts.get(k) for k in ("copy_bytes_per_s", "read_bytes_per_s", "theoretical_bytes_per_s")]
+    return max(r for r in rates if r)
+
+
 def measure_matmul_rate(device: Any, n: int = 8192) -> float:
     """bf16 matmul FLOP/s on random data (the realistic ceiling for compute-bound tasks)."""
     import torch
