@@ -7,6 +7,8 @@ run-to-run spread, and evaluation throughput.
   warm-up and timing each time) — (max - min) / median of the medians. On one GPU
   (``--device cuda:0``, the default): runs spread over several cards would also measure
   the differences between the cards;
+  With ``--fresh-pool`` each run gets new worker and judge processes, as separate
+  ``evotui bench`` commands do (slower: each pool measures the device and its baselines);
 - throughput: ``--variants`` parameter variants per sample (each a new Triton compile),
   evaluated back to back after the first evaluation; candidates per minute per GPU.
 Prints a Markdown table and writes bench_samples.{md,json} under --out.
@@ -34,6 +36,13 @@ def fmt(v, spec=".2f", suffix=""):
     return "—" if v is None else f"{v:{spec}}{suffix}"
 
 
+def evaluate_seed(pool: EvaluatorPool, args: argparse.Namespace, request: EvalRequest):
+    if not args.fresh_pool:
+        return pool.evaluate(request)
+    with EvaluatorPool(args.device, timing_sets=args.timing_sets) as fresh:
+        return fresh.evaluate(request)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -43,6 +52,8 @@ def main() -> int:
                     help="input sets the timed calls rotate over (the evaluator's default: 3)")
     ap.add_argument("--device", default="cuda:0",
                     help="where to evaluate (default cuda:0: the spread is one GPU's; 'cuda' for all)")
+    ap.add_argument("--fresh-pool", action="store_true",
+                    help="each run in new worker and judge processes (separate `evotui bench` runs)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     # every sample's Triton seed, then the CUDA C seeds (label "NAME (cuda)")
@@ -64,7 +75,7 @@ def main() -> int:
             seed = seed_path.read_text()
             results = []
             for _ in range(args.runs):
-                r = pool.evaluate(EvalRequest(task=task, source=seed))
+                r = evaluate_seed(pool, args, EvalRequest(task=task, source=seed))
                 results.append(r)
                 if not r.accepted:
                     print(f"{name}: seed REJECTED: {r.reason}: {r.message}", flush=True)

@@ -2,7 +2,9 @@
 # Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
 # (PARAM_RUNS=1) the param-mutator search on every sample, (PARAM_MEMORY=1) the same search
 # with the advice library on (default: the GEMM only), (SCALING=1) one GPU vs all, then
-# (AB_RUN=1) the advice A/B. SKIP_TESTS=1 / SKIP_BENCH=1 leave out the first two;
+# (AB_RUN=1) the advice A/B, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
+# new processes each (as separate `evotui bench` commands). SKIP_TESTS=1 / SKIP_BENCH=1 leave
+# out the first two;
 # PYTEST_K selects GPU tests by keyword expression.
 # Results go to $OUT (or ./gpu-results). The harness runs with what the lent machine has
 # (torch, triton, numpy, click, rich, pytest, cuda-python). The engine and the advice library
@@ -25,6 +27,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/bench_samples.py --out "$out" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
+fi
+if [ "${FRESH_POOL:-0}" = 1 ]; then
+  python3 bench/bench_samples.py --out "$out/fresh-pool" --fresh-pool --runs 5 --variants 0 \
+    ${FRESH_POOL_ARGS:---samples add_gelu,cross_entropy,softmax} 2>&1 | tee "$out/fresh-pool.log"
 fi
 if [ "${PARAM_RUNS:-0}" = 1 ]; then
   python3 bench/bench_param_runs.py --out "$out/param-runs" ${PARAM_ARGS:-} 2>&1 | tee "$out/param-runs.log"
