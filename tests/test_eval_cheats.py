@@ -24,7 +24,11 @@ def evaluate(pool, task, name: str, **kw):
                                   "honest_plain_dataclass.py", "honest_forward_reference.py",
                                   "honest_literal_annotation.py",
                                   "honest_exception_subclass.py", "honest_reinterpret.py",
-                                  "honest_shape_tuple.py"])
+                                  "honest_shape_tuple.py",
+                                  # module constants from math (`tl.constexpr(math.log2(
+                                  # math.e))`), read in the kernel as Triton requires
+                                  "honest_math_constexpr_online.py",
+                                  "honest_strided_exp2.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)
@@ -108,6 +112,10 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     # a sixth round: a pre-run hook on the kernel, the interpreter's kernel cache written
     ("cheat_pre_run_hook.py", "forbidden_attribute"),
     ("cheat_rewritten_fn_cache.py", "forbidden_construct"),
+    # guards of the wider module constants: `triton.jit(python_fn)` passed as a constexpr,
+    # a constant rebound to an object
+    ("cheat_jit_python_constexpr.py", "forbidden_construct"),
+    ("cheat_rebound_constant.py", "forbidden_construct"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -228,5 +236,21 @@ def test_honest_tutorial_style_kernels_on_other_tasks_are_accepted(cpu_pool, sam
     from tests.conftest import SAMPLES
 
     source = (CANDIDATES / "samples" / name).read_text()
+    result = cpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / sample), source=source))
+    assert result.accepted, (result.reason, result.message)
+
+
+@pytest.mark.parametrize(("sample", "name"), [
+    ("add_gelu", "honest_inv_sqrt2_constexpr.py"),  # tl.constexpr(1.0 / math.sqrt(2.0))
+    ("add_gelu", "honest_jit_fn_constexpr.py"),  # a @triton.jit function as a constexpr arg
+    ("cross_entropy", "honest_neg_inf_constexpr.py"),  # tl.constexpr(float("-inf"))
+    ("row_sum", "honest_version_gate_cumsum.py"),  # triton.__version__, constexpr(CHUNK * 2)
+    ("layernorm", "honest_finfo_constexpr.py"),  # tl.constexpr(torch.finfo(torch.float32).tiny)
+])
+def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sample, name):
+    from evotui.task import resolve_task
+    from tests.conftest import SAMPLES
+
+    source = (CANDIDATES / sample / name).read_text()
     result = cpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / sample), source=source))
     assert result.accepted, (result.reason, result.message)

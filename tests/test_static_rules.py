@@ -40,6 +40,13 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "import itertools, functools, math\nz = functools.reduce(max, itertools.chain([1], [math.ceil(2.5)]))",
     "from typing import Optional, Literal\nx: Optional[Literal['row', 'tile']] = None",
     "def f(x: torch.Tensor, n: int = 3) -> torch.Tensor:\n    return x",
+    # module constants a kernel reads (Triton wants them as tl.constexpr)
+    "import math\nC = tl.constexpr(math.log2(math.e))\n@triton.jit\ndef k(x):\n    y = x * C",
+    "from math import pi\nC = tl.constexpr(pi / 4)\n@triton.jit\ndef k(x):\n    y = x * C",
+    "C = tl.constexpr(float('-inf'))\n@triton.jit\ndef k(x):\n    y = x + C",
+    "B = 1024\nH = tl.constexpr(B // 2)\n@triton.jit\ndef k(x):\n    y = x + H",
+    "E = tl.constexpr(torch.finfo(torch.float32).eps)\n@triton.jit\ndef k(x):\n    y = x + E",
+    "V = int(triton.__version__.split('.')[0]) >= 3\nT = torch.__version__",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -81,6 +88,18 @@ def test_honest_code_passes(body):
     ("import enum\nb = enum.bltns", "forbidden_attribute"),
     ("from collections import abc", "forbidden_import"),
     ("import dataclasses\nC = dataclasses.make_dataclass", "forbidden_attribute"),
+    # module constants a kernel reads: numbers only, from what the file does not rebind
+    ("class O:\n    pass\nC = 1.0\nC = O()\n@triton.jit\ndef k(x):\n    y = x * C", "forbidden_construct"),
+    ("import math\nclass O:\n    pass\nmath = O()\nC = tl.constexpr(math.pi)\n@triton.jit\ndef k(x):\n    y = x * C",
+     "forbidden_construct"),
+    ("class O:\n    pass\nfloat = O\nC = float(1)\n@triton.jit\ndef k(x):\n    y = x * C", "forbidden_construct"),
+    ("import math\nclass O:\n    pass\nC = tl.constexpr(math.floor(O()))\n@triton.jit\ndef k(x):\n    y = x * C", "forbidden_construct"),
+    ("class O:\n    pass\nB = 2\nfor B in [O()]:\n    pass\nC = tl.constexpr(B)\n@triton.jit\ndef k(x):\n    y = x * C",
+     "forbidden_construct"),
+    ("class O:\n    pass\nC = tl.constexpr(torch.finfo(O()).eps)\n@triton.jit\ndef k(x):\n    y = x * C", "forbidden_construct"),
+    ("def f(x):\n    return x\ng = triton.jit(f)", "forbidden_construct"),
+    ("J = triton.jit\n@J\ndef f(x):\n    return x", "forbidden_construct"),
+    ("V = torch.__version__.__class__", "forbidden_attribute"),
 ])
 def test_cheat_vectors_are_rejected(body, reason):
     assert verdict(body) == reason

@@ -8,12 +8,15 @@ operator; a Python helper) would compute unwatched. Part of static_rules.check_s
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from backends.base import StaticIssue
 from evotui.eval import reasons
 
 # what a `@triton.jit` body may call by bare name besides the file's own jit functions: on
 # a GPU nothing else compiles, and under the CPU interpreter anything else is plain Python
+# attributes of torch.finfo / torch.iinfo that are numbers
+FINFO_NUMBERS = {"eps", "max", "min", "tiny", "smallest_normal", "resolution", "bits"}
 JIT_BUILTINS = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print",
                 "isinstance", "tuple", "zip", "enumerate", "static_print", "static_assert"}
 
@@ -32,22 +35,31 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
     accepts. Under the CPU interpreter anything else (a global object's method, property,
     ``__getitem__`` or operator) would run as plain Python with the op policy suspended."""
     kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit(n)]
+    issue = _jit_only_as_decorator(tree, aliases)
+    if issue:
+        return issue
     own = {k.name for k in kernels}
     constants: set[str] = set()
     others: set[str] = set()  # module-level names bound to anything else
+    # names the file binds itself (`math = Evil()`, `float = Evil`): no longer the module or
+    # builtin that `_is_constant` trusts; a constant bound once may name another one
+    bindings = _bindings(tree)
+    rebound = frozenset(bindings)
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [t.id for t in targets if isinstance(t, ast.Name)]
             if isinstance(node.value, ast.Name) and node.value.id in own:
                 own.update(names)  # `gelu = _gelu_tanh`
-            elif node.value is not None and _is_constant(node.value, aliases):
+            elif node.value is not None and _is_constant(
+                    node.value, aliases, rebound,
+                    frozenset(n for n in constants if bindings[n] == 1 and n not in aliases)):
                 constants.update(names)
-            else:
+            elif node.value is not None:  # (`X: tl.constexpr` alone binds nothing)
                 others.update(names)
         elif isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name not in own:
             others.add(node.name)
-    others -= constants
+    # a name bound to a constant and then to an object (`C = 1.0; C = Evil()`) is an object
     for kernel in kernels:
         local = {a.arg for a in kernel.args.args + kernel.args.kwonlyargs}
         for node in ast.walk(ast.Module(body=kernel.body, type_ignores=[])):
@@ -61,21 +73,82 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
     return None
 
 
-def _is_constant(value: ast.expr, aliases: dict[str, str]) -> bool:
-    """``1024``, ``2 ** 10``, ``-1.0``, ``"fp32"``, ``tl.constexpr(64)``, ``tl.float32``:
-    what a kernel may read from the module."""
+def _jit_only_as_decorator(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
+    """``triton.jit`` only as a decorator: then every jit function is one whose body these
+    rules check. (``triton.jit(f)`` or ``J = triton.jit; @J`` makes a kernel of unchecked
+    Python; passed as a ``tl.constexpr`` argument, the interpreter would run it unwatched.)"""
+    decorators = {id(d.func if isinstance(d, ast.Call) else d) for n in ast.walk(tree)
+                  if isinstance(n, ast.FunctionDef) for d in n.decorator_list}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name | ast.Attribute) and id(node) not in decorators
+                and _import_path(node, aliases, frozenset()) == "triton.jit"):
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               "`triton.jit` other than as a decorator (write `@triton.jit` "
+                               "above the kernel's `def`)", getattr(node, "lineno", 0))
+    return None
+
+
+def _is_constant(value: ast.expr, aliases: dict[str, str], rebound: frozenset[str],
+                 known: frozenset[str] = frozenset()) -> bool:
+    """``1024``, ``2 ** 10``, ``-1.0``, ``"fp32"``, ``tl.constexpr(64)``, ``tl.float32``,
+    ``math.pi``, ``math.log2(math.e)``, ``float("-inf")``, ``torch.finfo(torch.float32).eps``,
+    ``tl.constexpr(BLOCK // 2)`` (``known``: constants bound once above): what a kernel may
+    read from the module. (A math function or ``float``/``int`` of constants returns a
+    number; of an object it could return that object, so only constants go in.)"""
+    def const(v: ast.expr) -> bool:
+        return _is_constant(v, aliases, rebound, known)
+
     if isinstance(value, ast.Constant):
         return True
     if isinstance(value, ast.UnaryOp):
-        return _is_constant(value.operand, aliases)
+        return const(value.operand)
     if isinstance(value, ast.BinOp):
-        return _is_constant(value.left, aliases) and _is_constant(value.right, aliases)
-    if isinstance(value, ast.Call) and ast.unparse(value.func).endswith("constexpr"):
-        return all(_is_constant(a, aliases) for a in value.args)
-    if isinstance(value, ast.Attribute):  # a dtype or constant of a triton module
-        root = root_name(value)
-        return root in aliases and (aliases[root] + ".").startswith("triton.")
+        return const(value.left) and const(value.right)
+    if isinstance(value, ast.Call) and not value.keywords and all(map(const, value.args)):
+        func = value.func
+        if isinstance(func, ast.Name) and func.id in {"float", "int"}:
+            return func.id not in rebound
+        path = _import_path(func, aliases, rebound) or ""
+        return path.startswith("math.") or (path.startswith("triton.")
+                                            and path.endswith(".constexpr"))
+    if isinstance(value, ast.Name) and value.id in known:
+        return True
+    if (isinstance(value, ast.Attribute) and value.attr in FINFO_NUMBERS
+            and isinstance(value.value, ast.Call) and not value.value.keywords
+            and _import_path(value.value.func, aliases, rebound) in ("torch.finfo", "torch.iinfo")
+            and all((_import_path(a, aliases, rebound) or "").startswith("torch.")
+                    and isinstance(a, ast.Attribute) for a in value.value.args)):
+        return True  # torch.finfo(torch.float32).eps: a number
+    if isinstance(value, ast.Attribute | ast.Name):  # a triton dtype or constant, math.pi
+        path = _import_path(value, aliases, rebound) or ""
+        return path.startswith(("math.", "triton."))
     return False
+
+
+def _import_path(node: ast.expr, aliases: dict[str, str], rebound: frozenset[str]) -> str | None:
+    """``tl.float32`` → ``triton.language.float32``, ``pi`` (from math) → ``math.pi``: a
+    dotted name that starts at an import the file does not rebind."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in aliases or node.id in rebound:
+        return None
+    return ".".join([aliases[node.id], *reversed(parts)])
+
+
+def _bindings(tree: ast.Module) -> Counter[str]:
+    """How often the file binds each name other than by an import (assignments, loop and
+    `with` targets, walrus, functions, classes, parameters), anywhere."""
+    names: Counter[str] = Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names[node.id] += 1
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[node.name] += 1
+        elif isinstance(node, ast.arg):
+            names[node.arg] += 1
+    return names
 
 
 def _check_kernel_node(node: ast.AST, kernel: str, local: set[str], own: set[str],

@@ -15,6 +15,7 @@ candidate's code unwatched.
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import time
@@ -45,6 +46,16 @@ def _plain_types() -> frozenset[type]:
 
 
 @functools.cache
+def _interpreted_function() -> type | None:
+    """What ``@triton.jit`` makes under the CPU interpreter."""
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # pragma: no cover - very old triton
+        return None
+    return InterpretedFunction
+
+
+@functools.cache
 def torch_size() -> type:
     import torch
 
@@ -59,6 +70,8 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
     import triton.language as tl
     from triton.runtime.jit import JITFunction, TensorWrapper
 
+    interpreted = _interpreted_function()
+
     def check(value: Any, where: str) -> None:
         kind = type(value)
         if kind in (tuple, list, torch_size()):
@@ -68,11 +81,15 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
             check(value.value, where)
         elif kind is TensorWrapper:  # triton.reinterpret(x, dtype)
             check(value.base, where)
-        elif kind is JITFunction:  # a @triton.jit function passed in (`ACTIVATION=gelu`)
+        elif kind is JITFunction or kind is interpreted:
+            # a @triton.jit function passed in (`ACTIVATION=gelu`); the static rules allow
+            # `triton.jit` only as a decorator, so its body is one they checked
             return
         elif kind not in plain:
+            hint = (" (an Enum member: pass its `.value`)"
+                    if any(c is enum.Enum for c in kind.__mro__) else "")
             raise KernelArgumentError(
-                f"kernel argument {where} is a `{kind.__name__}`: pass tensors, numbers, "
+                f"kernel argument {where} is a `{kind.__name__}`{hint}: pass tensors, numbers, "
                 "strings, dtypes or TMA descriptors (or tuples of them) to a Triton kernel")
 
     for i, value in enumerate(args):

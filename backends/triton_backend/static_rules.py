@@ -145,7 +145,7 @@ MODULE_NAMES = {
 # Private attributes allowed on any object: read-only, and keyed caches need them.
 ALLOWED_PRIVATE = {"_version"}
 
-ALLOWED_DUNDERS = {"__init__", "__name__"}
+ALLOWED_DUNDERS = {"__init__", "__name__", "__version__"}
 # scalar types Triton treats specially as kernel arguments (a subclass's properties would
 # run while a launch inspects it; the launch also checks exact types)
 BUILTIN_TYPES = {"int", "float", "bool", "complex", "str", "bytes"}
@@ -217,7 +217,10 @@ def _forbidden_torch_path(path: str) -> bool:
     for f in FORBIDDEN_MODULE_PATHS:
         if path.startswith(f) if f.endswith("_") else (path == f or path.startswith(f + ".")):
             return True
-    return any(part.startswith("_") for part in path.split(".")[1:])
+    parts = path.split(".")
+    if parts[0] in ("torch", "triton") and parts[1:2] == ["__version__"]:
+        parts.pop(1)  # a string, read to gate features (`triton.__version__.split(".")`)
+    return any(part.startswith("_") for part in parts[1:])
 
 
 @functools.cache
