@@ -57,6 +57,9 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_downcast.py", {"mismatch"}),
     ("cheat_shape_specialised.py", {"mismatch", "runtime_error", "crashed"}),
     ("cheat_wrong.py", {"mismatch"}),
+    # round 7: a kernel object built with one-argument `type()` from an unchecked function
+    ("cheat_r7_type_construct.py", {"runtime_error"}),
+    ("cheat_r7_jit_arg_construct.py", {"runtime_error"}),  # the same, passed as `FN=`
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -116,6 +119,20 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     # a constant rebound to an object
     ("cheat_jit_python_constexpr.py", "forbidden_construct"),
     ("cheat_rebound_constant.py", "forbidden_construct"),
+    # a seventh round: what becomes a kernel (`triton.jit(body)`, a `heuristics` wrapper
+    # around an object, a parameter default, a second `def` in a string in the body), names
+    # the interpreter puts into the module (`np`), objects bound inside `if`, `Tensor.apply_`,
+    # attributes written through `self.k` / `self.K` / `self.lang`, a new `tl.` name
+    ("cheat_r7_jit_call.py", "forbidden_construct"),
+    ("cheat_r7_heuristics_fake.py", "forbidden_construct"),
+    ("cheat_r7_kernel_default.py", "forbidden_construct"),
+    ("cheat_r7_find_def_docstring.py", "forbidden_construct"),
+    ("cheat_r7_np_injected.py", "forbidden_construct"),
+    ("cheat_r7_nested_module_name.py", "forbidden_construct"),
+    ("cheat_r7_apply_host.py", "forbidden_attribute"),
+    ("cheat_r7_rewrite_attr.py", "forbidden_construct"),
+    ("cheat_r7_class_rewrite.py", "forbidden_construct"),
+    ("cheat_r7_tl_new_attr.py", "forbidden_attribute"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -148,6 +165,17 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_type3_dispatch.py", "runtime_error", "torch.Tensor subclasses are not allowed"),
     # a Tensor subclass output whose __torch_function__ raises: the candidate's failure
     ("cheat_tensor_subclass_output_raising.py", "not_a_tensor", "not a plain torch.Tensor"),
+    # a seventh round: a launch runs only the file's checked @triton.jit defs, as Triton built
+    # them (not `triton.jit(body)`, `type(kernel)(body)`, a replaced `rewrite`), with plain
+    # defaults; a tuner wraps only kernels; Triton's classes are re-read by identity; the
+    # interpreter reads a kernel's own def (the string's kernel never runs)
+    ("cheat_r7_jit_call.py", "runtime_error", "not one of the file's @triton.jit defs"),
+    ("cheat_r7_type_construct.py", "runtime_error", "not one of the file's @triton.jit defs"),
+    ("cheat_r7_rewrite_attr.py", "runtime_error", "the kernel object's `rewrite` was replaced"),
+    ("cheat_r7_kernel_default.py", "runtime_error", "kernel argument #1 is a `dict`"),
+    ("cheat_r7_heuristics_fake.py", "runtime_error", "around something that is not a kernel"),
+    ("cheat_r7_class_rewrite.py", "timer_tampered", "InterpretedFunction.rewrite"),
+    ("cheat_r7_find_def_docstring.py", "unwritten_output", "never written"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):

@@ -1,7 +1,9 @@
-"""Fixes for two bf16 bugs in Triton's CPU interpreter (seen in triton 3.9).
+"""Fixes for two bf16 bugs in Triton's CPU interpreter (seen in triton 3.9), and one hole.
 
 - fp32 -> bf16 casts truncate instead of rounding to nearest even as the GPU does;
-- bf16 ``tl.dot`` multiplies the raw 16-bit patterns as integers.
+- bf16 ``tl.dot`` multiplies the raw 16-bit patterns as integers;
+- a kernel's source is taken from the last line starting with ``def `` (a string in the
+  kernel's body could hold another, unchecked, kernel): now from the def statement itself.
 
 Without them honest bf16 candidates fail on the CPU. Applied by the worker when it runs
 under the interpreter; a no-op where the interpreter lacks the patched hooks.
@@ -51,4 +53,22 @@ def apply_interpreter_fixes() -> list[str]:
         patched_dot.evotui_patched = True
         builder.create_dot = patched_dot
         patched.append("bf16 tl.dot computes in fp32")
+    rewriter = interp.__dict__.get("FunctionRewriter")
+    find_def = getattr(rewriter, "_find_def", None)
+    if find_def is not None and not getattr(find_def, "evotui_patched", False):
+        def own_def(self, lines):
+            # the interpreter took the *last* line starting with `def ` (a string in the body
+            # could hold another kernel); the def statement itself, as Python parses it
+            import ast
+            import textwrap
+
+            try:
+                tree = ast.parse(textwrap.dedent("".join(lines)))
+            except SyntaxError:
+                return find_def(self, lines)
+            return tree.body[0].lineno if tree.body else find_def(self, lines)
+
+        own_def.evotui_patched = True
+        rewriter._find_def = own_def
+        patched.append("the interpreter runs a kernel's own def")
     return patched

@@ -19,6 +19,7 @@ import enum
 import functools
 import os
 import time
+import types
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -130,6 +131,59 @@ class LaunchRecorder:
         self.on_exit: Callable[[], None] = lambda: None
         self.depth = 0  # nested suspensions (an autotuner around a launch, ...)
         self._installed = False
+        # file -> first lines of the functions the static rules checked as kernels; None:
+        # not checked (no candidate loaded through the worker)
+        self.kernels: dict[str, frozenset[int]] | None = None
+
+    def approve(self, filename: str, first_lines: frozenset[int]) -> None:
+        """The kernels of a candidate file: its ``@triton.jit`` defs, by first line."""
+        self.kernels = {**(self.kernels or {}), filename: first_lines}
+
+    def check_kernel(self, kernel: Any) -> None:
+        """A launched kernel must run one of the checked defs, as Triton built it: not a
+        function wrapped some other way (``type(kernel)(body)``) nor an object whose
+        methods were replaced on the instance (``self.k.rewrite = ...``)."""
+        if self.kernels is None:
+            return
+        from triton.runtime.jit import JITFunction
+
+        kinds = [JITFunction]
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            kinds.append(InterpretedFunction)
+        except ImportError:  # pragma: no cover - very old triton
+            pass
+        if type(kernel) not in kinds:
+            raise KernelArgumentError(f"a `{type(kernel).__name__}` launched as a kernel")
+        fn = vars(kernel).get("fn")
+        code = fn.__code__ if type(fn) is types.FunctionType else None
+        if code is None or code.co_firstlineno not in self.kernels.get(code.co_filename, ()):
+            raise KernelArgumentError("the kernel launched runs a function that is not one of "
+                                      "the file's @triton.jit defs")
+        shadowed = [k for k in vars(kernel) if not k.startswith("__") and hasattr(type(kernel), k)]
+        if shadowed:
+            raise KernelArgumentError(f"the kernel object's `{shadowed[0]}` was replaced")
+        # defaults are arguments too (Triton binds them): an object there is code the body runs
+        check_kernel_arguments(tuple(fn.__defaults__ or ()), dict(fn.__kwdefaults__ or {}))
+
+    def check_kernel_values(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Kernels passed as arguments (`ACT=gelu`, called by the body as device functions)
+        are held to ``check_kernel`` too: `type(kernel)(body)` is a kernel object."""
+        import triton.language as tl
+
+        def walk(value: Any) -> None:
+            kind = type(value)
+            if kind in (tuple, list):
+                for item in value:
+                    walk(item)
+            elif kind is tl.constexpr:
+                walk(value.value)
+            elif hasattr(kind, "run") and kind.__module__.startswith("triton.runtime"):
+                self.check_kernel(value)
+
+        for value in [*args, *(v for k, v in kwargs.items() if k not in ("grid", "warmup"))]:
+            walk(value)
 
     def reset(self) -> None:
         self.launches.clear()
@@ -215,7 +269,10 @@ class LaunchRecorder:
         def run(fn_self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any):
             if warmup:
                 return original(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
+            recorder.check_kernel(fn_self)
             check_kernel_arguments(args, kwargs)
+            if recorder.kernels is not None:
+                recorder.check_kernel_values(args, kwargs)
             name = getattr(getattr(fn_self, "fn", None), "__name__", "kernel")
             recorder.launches[name] += 1
             if recorder.ghost:
@@ -234,6 +291,21 @@ class LaunchRecorder:
 
         @functools.wraps(original)
         def run(fn_self: Any, *args: Any, **kwargs: Any):
+            if recorder.kernels is not None:
+                # what the tuner runs is a kernel (or another tuner), not an object whose
+                # `run` would compute with the policy suspended
+                from triton.runtime import autotuner, jit
+
+                kinds = {jit.JITFunction, autotuner.Autotuner, autotuner.Heuristics}
+                try:
+                    from triton.runtime.interpreter import InterpretedFunction
+
+                    kinds.add(InterpretedFunction)
+                except ImportError:  # pragma: no cover - very old triton
+                    pass
+                if type(fn_self) not in kinds or type(vars(fn_self).get("fn")) not in kinds:
+                    raise KernelArgumentError("triton.autotune / triton.heuristics around "
+                                              "something that is not a kernel")
             check_kernel_arguments(args, kwargs)
             recorder._watch_callbacks(fn_self)
             grid = kwargs.get("grid")

@@ -21,6 +21,7 @@ import types
 import warnings
 
 from backends.base import StaticIssue
+from backends.triton_backend.jit_rules import check_jit_rules
 from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
 from evotui.eval import reasons
 
@@ -100,6 +101,8 @@ FORBIDDEN_ATTRIBUTES = {
     "attrgetter", "methodcaller",
     # the answer computed on the host and handed to a kernel that only copies
     "numpy", "tolist", "from_numpy", "frombuffer", "from_dlpack",
+    # a Python callable run on every element (CPU tensors), with no aten op to see
+    "apply_", "map_", "map2_",
     # the harness reseeds before checked calls: the seed must not tell them apart
     "initial_seed", "default_generator",
     # frames, code objects and tracebacks: a walk up the stack into the harness
@@ -168,6 +171,9 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         if issue:
             return issue
     issue = check_kernel_bodies(tree, aliases)
+    if issue:
+        return issue
+    issue = check_jit_rules(tree, aliases, source)
     if issue:
         return issue
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):

@@ -115,6 +115,14 @@ class CandidateRunner:
                 return build(source, task, self.recorder)
             except CandidateError as e:
                 raise CandidateFailure(e.reason, e.message) from None
+        approve = getattr(self.recorder, "approve", None)
+        if approve is not None:  # the launch hooks run only the defs the static rules checked
+            from backends.triton_backend.jit_rules import kernel_first_lines
+
+            try:
+                approve(cand_path, kernel_first_lines(source))
+            except SyntaxError as e:
+                raise CandidateFailure(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}") from None
         module = types.ModuleType(CANDIDATE_MODULE)
         module.__file__ = cand_path
         # registered while it runs: dataclasses look their module up there (string

@@ -28,8 +28,17 @@ def harness_code() -> dict[str, int]:
             code[f"{module.__name__}.{name}"] = id(value)
             if isinstance(value, type) and value.__module__ == module.__name__:
                 code.update({f"{module.__name__}.{name}.{k}": id(v) for k, v in vars(value).items()})
-    for cls in (jit.JITFunction, autotuner.Autotuner, autotuner.Heuristics):
-        code[f"{cls.__name__}.run"] = id(cls.run)
+    # triton's own classes that run the kernels: a method replaced through
+    # `self.K = type(kernel)` (`self.K.rewrite = ...`) would run the candidate's Python with
+    # the policy suspended. (Not triton.language itself: the interpreter leaves its own
+    # patches there.)
+    classes: list[type] = [jit.JITFunction, autotuner.Autotuner, autotuner.Heuristics]
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    if interpreter is not None:
+        classes += [interpreter.InterpretedFunction, interpreter.GridExecutor,
+                    interpreter.FunctionRewriter, interpreter.ASTTransformer]
+    for cls in classes:
+        code.update({f"{cls.__name__}.{k}": id(v) for k, v in vars(cls).items()})
     # what the harness itself calls on tensors and torch (`value.detach()` while dumping
     # outputs, outside the op policy): patched through `self.T = torch.Tensor` it would
     # compute unwatched

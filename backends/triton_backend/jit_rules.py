@@ -1,0 +1,285 @@
+"""Static rules on what becomes a Triton kernel, and on names no line of the file binds
+(a seventh red-team round). Part of static_rules.check_source.
+
+Under the CPU interpreter a kernel is the Python source of the function that ``triton.jit``
+wrapped, run with the op policy suspended; the kernel rules (kernel_rules) check the bodies
+of the file's ``@triton.jit`` defs. So what is jitted must be exactly those defs:
+
+- ``triton.jit`` / ``autotune`` / ``heuristics`` only as decorators, and a ``@triton.jit``
+  def's decorators only these, ``jit`` innermost (``triton.jit(body)``, ``J = triton.jit``,
+  ``@triton.jit @swap`` jitted a function nobody checked);
+- a kernel parameter's default is a constant (``S: tl.constexpr = STATE``: the body got an
+  object whose methods it called);
+- no line of a kernel after its ``def`` line starts with ``def `` (the interpreter takes the
+  source from the *last* such line: a string in the body held the real kernel);
+- a kernel reads only names the file binds at top level, its own, triton's and builtins
+  (``if True: STATE = {}`` hid an object from the kernel rules);
+- a ``tl.…`` name a kernel uses exists in triton (``self.lang = tl; self.lang.f = f``);
+- every name the file reads is bound in the file or a builtin: Triton's interpreter copies
+  its own globals (``np``, ``inspect``, ``time``) into the module of every kernel it runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+
+from backends.base import StaticIssue
+from evotui.eval import reasons
+
+TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _path(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in aliases:
+        return ".".join([aliases[node.id], *reversed(parts)])
+    return None
+
+
+def _decorator_path(dec: ast.expr, aliases: dict[str, str]) -> str | None:
+    return _path(dec.func if isinstance(dec, ast.Call) else dec, aliases)
+
+
+def jit_defs(tree: ast.Module, aliases: dict[str, str]) -> list[ast.FunctionDef]:
+    """The defs decorated with ``triton.jit`` (however imported)."""
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+            and any(_decorator_path(d, aliases) == "triton.jit" for d in n.decorator_list)]
+
+
+def kernel_first_lines(source: str) -> frozenset[int]:
+    """``co_firstlineno`` of each checked kernel's function (its first decorator's line):
+    what the launch hooks accept as the function a kernel object runs."""
+    from backends.triton_backend.static_rules import _module_aliases
+
+    tree = ast.parse(source)
+    return frozenset(min([d.lineno for d in n.decorator_list] + [n.lineno])
+                     for n in jit_defs(tree, _module_aliases(tree)))
+
+
+def check_jit_rules(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
+    return (_check_decorators(tree, aliases) or _check_kernels(tree, aliases, source)
+            or _check_free_names(tree) or _check_deep_assignments(tree, aliases))
+
+
+def _check_deep_assignments(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
+    """``self.a.b = v`` (no deeper) only where every ``self.a = ...`` builds an nn module or an
+    object of the file's own classes (``self.ln = nn.LayerNorm(...)``; ``self.ln.weight = ...``): through
+    ``self.k = kernel``, ``self.K = type(kernel)`` or ``self.lang = tl`` it patched Triton."""
+    own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    builds: set[int] = set()  # `self.a = nn.X(...)` / `self.a = OwnClass(...)` targets
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if ((_path(func, aliases) or "").startswith("torch.nn.")
+                    or isinstance(func, ast.Name) and func.id in own_classes):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                builds.update(id(t) for t in targets)
+    built: dict[str, bool] = {}
+    for leaf in ast.walk(tree):  # every binding of `self.a`: assignments, loops, `with`, ...
+        if (isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name)
+                and leaf.value.id == "self" and isinstance(leaf.ctx, ast.Store | ast.Del)):
+            built[leaf.attr] = built.get(leaf.attr, True) and id(leaf) in builds
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Delete):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+        for t in targets:
+            for leaf in ast.walk(t):
+                if not (isinstance(leaf, ast.Attribute) and isinstance(leaf.ctx, ast.Store | ast.Del)):
+                    continue
+                holder = leaf.value
+                if isinstance(holder, ast.Name) and holder.id == "self":
+                    continue  # self.x = ...
+                if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name)
+                        and holder.value.id == "self" and built.get(holder.attr, False)):
+                    return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                       f"assigns to `{ast.unparse(leaf)}`: through `self` only "
+                                       "into nn modules and objects of the file's own classes "
+                                       "that `self` built (not into a kernel, a class or a module "
+                                       "stored there)", node.lineno)
+    return None
+
+
+def _check_decorators(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
+    as_decorator: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        paths = [_decorator_path(d, aliases) for d in node.decorator_list]
+        if not any(p in TRITON_DECORATORS for p in paths):
+            continue
+        if isinstance(node, ast.ClassDef) or paths[-1] != "triton.jit" or not all(
+                p in TRITON_DECORATORS for p in paths):
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"`{node.name}`: a kernel's decorators are triton.autotune, "
+                               "triton.heuristics and, innermost, triton.jit — nothing else "
+                               "(another decorator could hand Triton a function the kernel "
+                               "rules never checked)", node.lineno)
+        for d in node.decorator_list:
+            as_decorator.add(id(d.func if isinstance(d, ast.Call) else d))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name | ast.Attribute) and id(node) not in as_decorator:
+            path = _path(node, aliases)
+            if path in TRITON_DECORATORS:
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                   f"`{ast.unparse(node)}` used other than as a decorator of a "
+                                   "def (`triton.jit(fn)` makes a kernel of a function the "
+                                   "kernel rules never checked)", node.lineno)
+    return None
+
+
+def _literal(node: ast.expr | None, aliases: dict[str, str]) -> bool:
+    """A kernel parameter's default: a constant, a triton dtype, tl.constexpr(<constant>)."""
+    if node is None or isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _literal(node.operand, aliases)
+    if isinstance(node, ast.Attribute):
+        return (_path(node, aliases) or "").startswith("triton.language.")
+    if isinstance(node, ast.Call) and not node.keywords:
+        return (_path(node.func, aliases) or "").endswith(".constexpr") and (
+            _path(node.func, aliases) or "").startswith("triton.") and all(
+            isinstance(a, ast.Constant) for a in node.args)
+    return False
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """Names bound by the file's top-level statements themselves (not inside an `if`,
+    a loop, a `with`, a walrus)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+    # a name also bound some other way at module scope is not what the kernel rules judged
+    for node in tree.body:
+        if not isinstance(node, ast.Assign | ast.AnnAssign | ast.FunctionDef | ast.ClassDef
+                          | ast.Import | ast.ImportFrom | ast.Expr):
+            names -= _bound_in(node)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.Expr):
+            names -= {n.target.id for n in ast.walk(node)
+                      if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name)}
+    return names
+
+
+def _bound_in(node: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(n.name)
+        elif isinstance(n, ast.alias):
+            out.add(n.asname or n.name.split(".")[0])
+    return out
+
+
+def _exists(path: str) -> bool:
+    """Whether a dotted triton name exists (importing submodules as Python would)."""
+    parts = path.split(".")
+    obj = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], start=1):
+        if hasattr(obj, part):
+            obj = getattr(obj, part)
+            continue
+        try:
+            obj = importlib.import_module(".".join(parts[: i + 1]))
+        except ImportError:
+            return False
+    return True
+
+
+def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
+    lines = source.splitlines()
+    top = _top_level_names(tree)
+    kernels = jit_defs(tree, aliases)
+    own = {k.name for k in kernels}
+    shadowed = _bound_anywhere(tree)  # builtins the file rebinds are its own objects
+    for kernel in kernels:
+        where = f"in the Triton kernel `{kernel.name}`"
+        args = kernel.args
+        for default in [*args.defaults, *args.kw_defaults]:
+            if not _literal(default, aliases):
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                   f"the default `{ast.unparse(default)}` of a parameter of the "
+                                   f"Triton kernel `{kernel.name}`: only constants (the body "
+                                   "would get an object)", kernel.lineno)
+        for number in range(kernel.lineno + 1, (kernel.end_lineno or kernel.lineno) + 1):
+            if lines[number - 1].strip().startswith("def "):
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                   f"a line starting with `def ` {where} (the interpreter runs "
+                                   "the source from the last such line)", number)
+        local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+        if args.vararg:
+            local.add(args.vararg.arg)
+        if args.kwarg:
+            local.add(args.kwarg.arg)
+        for stmt in kernel.body:
+            local |= _bound_in(stmt)
+        seen_chain: set[int] = set()
+        for stmt in kernel.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Attribute) and id(node) not in seen_chain:
+                    inner = node.value
+                    while isinstance(inner, ast.Attribute):
+                        seen_chain.add(id(inner))
+                        inner = inner.value
+                    path = _path(node, aliases)
+                    if path and path.startswith("triton.") and not _exists(path):
+                        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE,
+                                           f"`{ast.unparse(node)}` {where}: triton has no such "
+                                           "name (something put it there)", node.lineno)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    name = node.id
+                    if name in local or name in own or name in aliases:
+                        continue
+                    if name in top or (name in BUILTIN_NAMES and name not in shadowed):
+                        continue
+                    return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                       f"`{name}` {where}: a kernel may read its parameters and "
+                                       "locals, triton, builtins and names the file binds at top "
+                                       "level (not inside an `if`, a loop, a `with`)", node.lineno)
+    return None
+
+
+def _bound_anywhere(tree: ast.Module) -> set[str]:
+    return _bound_in(tree) | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+
+
+def _check_free_names(tree: ast.Module) -> StaticIssue | None:
+    """Every name read is bound somewhere in the file, or a builtin. (Annotations are left
+    out: with `from __future__ import annotations` they are never evaluated.)"""
+    bound = _bound_anywhere(tree) | BUILTIN_NAMES
+    for node in ast.walk(tree):
+        for handler_name in ([node.name] if isinstance(node, ast.ExceptHandler) and node.name
+                             else []):
+            bound.add(handler_name)
+        if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+        if isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    notes: set[int] = set()
+    for node in ast.walk(tree):
+        note = None
+        if isinstance(node, ast.arg | ast.AnnAssign):
+            note = node.annotation
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            note = node.returns
+        if note is not None:
+            notes.update(id(n) for n in ast.walk(note))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                and node.id not in bound and id(node) not in notes):
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"`{node.id}` is bound nowhere in the file (a name something "
+                               "else put into the module, such as the interpreter's `np`)",
+                               node.lineno)
+    return None
