@@ -44,9 +44,15 @@ def harness_code() -> dict[str, int]:
     # compute unwatched
     import torch
 
-    for owner in (torch.Tensor, torch, torch.nn.functional):
-        code.update({f"{getattr(owner, '__name__', owner)}.{k}": id(v)
-                     for k, v in list(vars(owner).items())})
+    for owner in (torch, torch.nn.functional):
+        code.update({f"{owner.__name__}.{k}": id(v) for k, v in list(vars(owner).items())})
+    # torch.Tensor as attribute lookup resolves it, through its bases: a name set on
+    # torch.Tensor that shadows a method of torch._C.TensorBase is new in Tensor's own
+    # dict but replaces what `tensor.size()` runs
+    resolved: dict[str, object] = {}
+    for cls in reversed(torch.Tensor.__mro__):
+        resolved.update(vars(cls))
+    code.update({f"Tensor.{k}": id(v) for k, v in resolved.items()})
     return code
 
 
