@@ -207,3 +207,18 @@ def test_the_below_roofline_floor_uses_the_fastest_known_data_rate():
     assert peak_bytes_per_s({"copy_bytes_per_s": 4.2e12, "read_bytes_per_s": 4.5e12}) == 4.5e12
     assert peak_bytes_per_s({"copy_bytes_per_s": 4.2e12, "read_bytes_per_s": 4.5e12,
                              "theoretical_bytes_per_s": 4.8e12}) == 4.8e12
+
+
+def test_a_second_measurement_keeps_the_fastest_of_each_kind():
+    """A cache is confirmed on more rounds before it counts: merged, a burst of load that
+    slowed the first new-value calls goes, a cache that is slow on new values every time stays."""
+    from evotui.eval.timing import FreshCheck
+
+    burst = FreshCheck(fresh_ms=81.0, same_ms=26.0, rounds=3, patch_ms=27.0)
+    calm = FreshCheck(fresh_ms=25.0, same_ms=25.5, rounds=3, patch_ms=26.0)
+    assert burst.looks_cached(interpreter=True)
+    merged = burst.merged(calm)
+    assert (merged.fresh_ms, merged.same_ms, merged.patch_ms, merged.rounds) == (25.0, 25.5, 26.0, 6)
+    assert not merged.looks_cached(interpreter=True)
+    cache = FreshCheck(fresh_ms=80.0, same_ms=8.0, rounds=3, patch_ms=8.5)
+    assert cache.merged(FreshCheck(79.0, 8.2, 3, 8.4)).looks_cached(interpreter=True)

@@ -90,6 +90,13 @@ class FreshCheck:
             return self.fresh_ms > 3.0 * fast and self.fresh_ms - fast > 2.0
         return self.fresh_ms > 1.25 * fast and self.fresh_ms - fast > 0.005
 
+    def merged(self, other: FreshCheck) -> FreshCheck:
+        """Both measurements as one: the fastest of each kind (noise only ever adds time)."""
+        patch = (None if self.patch_ms is None or other.patch_ms is None
+                 else min(self.patch_ms, other.patch_ms))
+        return FreshCheck(min(self.fresh_ms, other.fresh_ms), min(self.same_ms, other.same_ms),
+                          self.rounds + other.rounds, patch)
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
