@@ -26,24 +26,15 @@ import builtins
 import importlib
 
 from backends.base import StaticIssue
+from backends.triton_backend.ast_paths import dotted, module_aliases
 from evotui.eval import reasons
 
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-def _path(node: ast.AST, aliases: dict[str, str]) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name) and node.id in aliases:
-        return ".".join([aliases[node.id], *reversed(parts)])
-    return None
-
-
 def _decorator_path(dec: ast.expr, aliases: dict[str, str]) -> str | None:
-    return _path(dec.func if isinstance(dec, ast.Call) else dec, aliases)
+    return dotted(dec.func if isinstance(dec, ast.Call) else dec, aliases)
 
 
 def jit_defs(tree: ast.Module, aliases: dict[str, str]) -> list[ast.FunctionDef]:
@@ -55,11 +46,9 @@ def jit_defs(tree: ast.Module, aliases: dict[str, str]) -> list[ast.FunctionDef]
 def kernel_first_lines(source: str) -> frozenset[int]:
     """``co_firstlineno`` of each checked kernel's function (its first decorator's line):
     what the launch hooks accept as the function a kernel object runs."""
-    from backends.triton_backend.static_rules import _module_aliases
-
     tree = ast.parse(source)
     return frozenset(min([d.lineno for d in n.decorator_list] + [n.lineno])
-                     for n in jit_defs(tree, _module_aliases(tree)))
+                     for n in jit_defs(tree, module_aliases(tree)))
 
 
 def check_jit_rules(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
@@ -76,7 +65,7 @@ def _check_deep_assignments(tree: ast.Module, aliases: dict[str, str]) -> Static
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
             func = node.value.func
-            if ((_path(func, aliases) or "").startswith("torch.nn.")
+            if ((dotted(func, aliases) or "").startswith("torch.nn.")
                     or isinstance(func, ast.Name) and func.id in own_classes):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 builds.update(id(t) for t in targets)
@@ -125,7 +114,7 @@ def _check_decorators(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue 
             as_decorator.add(id(d.func if isinstance(d, ast.Call) else d))
     for node in ast.walk(tree):
         if isinstance(node, ast.Name | ast.Attribute) and id(node) not in as_decorator:
-            path = _path(node, aliases)
+            path = dotted(node, aliases)
             if path in TRITON_DECORATORS:
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"`{ast.unparse(node)}` used other than as a decorator of a "
@@ -141,10 +130,10 @@ def _literal(node: ast.expr | None, aliases: dict[str, str]) -> bool:
     if isinstance(node, ast.UnaryOp):
         return _literal(node.operand, aliases)
     if isinstance(node, ast.Attribute):
-        return (_path(node, aliases) or "").startswith("triton.language.")
+        return (dotted(node, aliases) or "").startswith("triton.language.")
     if isinstance(node, ast.Call) and not node.keywords:
-        return (_path(node.func, aliases) or "").endswith(".constexpr") and (
-            _path(node.func, aliases) or "").startswith("triton.") and all(
+        return (dotted(node.func, aliases) or "").endswith(".constexpr") and (
+            dotted(node.func, aliases) or "").startswith("triton.") and all(
             isinstance(a, ast.Constant) for a in node.args)
     return False
 
@@ -232,7 +221,7 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
                     while isinstance(inner, ast.Attribute):
                         seen_chain.add(id(inner))
                         inner = inner.value
-                    path = _path(node, aliases)
+                    path = dotted(node, aliases)
                     if path and path.startswith("triton.") and not _exists(path):
                         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE,
                                            f"`{ast.unparse(node)}` {where}: triton has no such "

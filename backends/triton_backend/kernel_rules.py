@@ -34,10 +34,9 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
     jit functions and module-level constants, and a few builtins — what the GPU compiler
     accepts. Under the CPU interpreter anything else (a global object's method, property,
     ``__getitem__`` or operator) would run as plain Python with the op policy suspended."""
+    # (that `triton.jit` appears only as a decorator, so every kernel is one of these, is
+    # jit_rules' to check)
     kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit(n)]
-    issue = _jit_only_as_decorator(tree, aliases)
-    if issue:
-        return issue
     own = {k.name for k in kernels}
     constants: set[str] = set()
     others: set[str] = set()  # module-level names bound to anything else
@@ -70,21 +69,6 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
                 issue = _check_kernel_node(node, kernel.name, local, own, others, aliases)
                 if issue:
                     return issue
-    return None
-
-
-def _jit_only_as_decorator(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
-    """``triton.jit`` only as a decorator: then every jit function is one whose body these
-    rules check. (``triton.jit(f)`` or ``J = triton.jit; @J`` makes a kernel of unchecked
-    Python; passed as a ``tl.constexpr`` argument, the interpreter would run it unwatched.)"""
-    decorators = {id(d.func if isinstance(d, ast.Call) else d) for n in ast.walk(tree)
-                  if isinstance(n, ast.FunctionDef) for d in n.decorator_list}
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Name | ast.Attribute) and id(node) not in decorators
-                and _import_path(node, aliases, frozenset()) == "triton.jit"):
-            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                               "`triton.jit` other than as a decorator (write `@triton.jit` "
-                               "above the kernel's `def`)", getattr(node, "lineno", 0))
     return None
 
 

@@ -21,6 +21,7 @@ import types
 import warnings
 
 from backends.base import StaticIssue
+from backends.triton_backend.ast_paths import dotted, module_aliases
 from backends.triton_backend.jit_rules import check_jit_rules
 from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
 from evotui.eval import reasons
@@ -158,7 +159,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         return StaticIssue(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}", e.lineno or 0)
-    aliases = _module_aliases(tree)
+    aliases = module_aliases(tree)
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     issue = _check_annotations(tree)
     if issue:
@@ -178,34 +179,6 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         return issue
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
         return StaticIssue(reasons.BAD_INTERFACE, "no top-level `class ModelNew`", 0)
-    return None
-
-
-def _module_aliases(tree: ast.Module) -> dict[str, str]:
-    """Local name → module path, for every import (``tl`` → ``triton.language``)."""
-    names: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    names[a.asname] = a.name
-                else:
-                    root = a.name.split(".")[0]
-                    names[root] = root
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for a in node.names:
-                names[a.asname or a.name] = f"{node.module}.{a.name}"
-    return names
-
-
-def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
-    """``tl.extra.cuda`` → ``triton.language.extra.cuda`` when the chain starts at a module."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name) and node.id in aliases:
-        return ".".join([aliases[node.id], *reversed(parts)])
     return None
 
 
@@ -305,7 +278,7 @@ def _allowed_base(base: ast.expr, aliases: dict[str, str], own_classes: set[str]
         return True
     if isinstance(base, ast.Subscript):  # Generic[T], NamedTuple[...]
         return _allowed_base(base.value, aliases, own_classes)
-    path = _dotted(base, aliases) if isinstance(base, ast.Attribute) else aliases.get(text)
+    path = dotted(base, aliases) if isinstance(base, ast.Attribute) else aliases.get(text)
     if path is None:
         return False
     return path.startswith(ALLOWED_BASE_PREFIXES) and not path.startswith(FORBIDDEN_BASES)
@@ -389,7 +362,7 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
 def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
                      whole_chain: bool) -> StaticIssue | None:
     attr = node.attr
-    path = _dotted(node, aliases) if whole_chain else None
+    path = dotted(node, aliases) if whole_chain else None
     if path is not None and _forbidden_path(path):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{path}`", line)
     on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
