@@ -64,11 +64,13 @@ def test_the_gpu_test_candidates_pass_the_rules_and_compile():
         if "#include" in source and not compiler.include_dirs():
             continue  # no CUDA headers on this machine
         issue = check_source(source)
-        if path.name.startswith("cheat_"):
+        compiled = get_backend("cuda").precheck(source, "sm_90")
+        if path.name.startswith("cheat_"):  # the source rules and the PTX rules both refuse it
             assert issue is not None and issue.reason == "forbidden_construct", path.name
+            assert compiled is not None and compiled.reason == "forbidden_construct", path.name
         else:
             assert issue is None, (path.name, issue)
-        assert get_backend("cuda").precheck(source, "sm_90") is None, path.name
+            assert compiled is None, (path.name, compiled)
 
 
 @needs_nvrtc

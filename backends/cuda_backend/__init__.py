@@ -35,18 +35,23 @@ class CudaBackend:
         return check_source(source)
 
     def precheck(self, source: str, arch: str) -> StaticIssue | None:
-        """Compile with NVRTC in a short-lived subprocess (no GPU needed): compile errors
-        are reported before any worker runs. None when it compiles, or when this machine has
+        """Compile with NVRTC in a short-lived subprocess (no GPU needed): compile errors,
+        and PTX that breaks ``ptx_rules`` (``forbidden_construct``), are reported before any
+        worker runs. None when it compiles, or when this machine has
         no NVRTC (the worker then compiles, and reports, itself)."""
         from backends.cuda_backend.compiler import CompileRequest, compile_isolated
         from backends.cuda_backend.spec import parse_spec
+        from backends.cuda_backend.static_rules import readonly_params
 
         spec = parse_spec(source)
         req = CompileRequest(spec.cuda_source, arch, tuple(sorted(spec.constants.items())),
-                             spec.options, tuple(sorted({x.kernel for x in spec.launches})))
+                             spec.options, tuple(sorted({x.kernel for x in spec.launches})),
+                             readonly_params(spec))
         status, message = compile_isolated(req)
         if status == "compile_error":
             return StaticIssue(reasons.COMPILE_ERROR, message, 0)  # lines are CUDA_SOURCE's
+        if status == "forbidden":  # the PTX rules: what the compiled code does
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"CUDA_SOURCE (compiled): {message}", 0)
         if status == "timeout":
             return StaticIssue(reasons.TIMEOUT, message, 0)
         return None

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from backends.cuda_backend import ptx_rules
+
 PROGRAM_NAME = "candidate.cu"
 MAX_LOG_CHARS = 1500
 BASE_OPTIONS = ("-std=c++17", "-default-device")
@@ -37,6 +39,11 @@ class CompileError(Exception):
         self.log = log
 
 
+class ForbiddenCode(CompileError):
+    """It compiles, but the PTX breaks a rule of ``ptx_rules`` (a clock, the heap, state
+    that survives a call, a write to an input): ``forbidden_construct``."""
+
+
 @dataclass(frozen=True)
 class CompileRequest:
     source: str
@@ -44,10 +51,13 @@ class CompileRequest:
     defines: tuple[tuple[str, int], ...] = ()
     options: tuple[str, ...] = ()
     kernels: tuple[str, ...] = ()  # names that must be in the compiled module
+    readonly: tuple[tuple[str, int], ...] = ()  # (kernel, parameter index) given an input tensor
+    check_ptx: bool = True  # apply ptx_rules (off only for the harness's runtime-check tests)
 
     def key(self) -> str:
         text = json.dumps([self.source, self.arch, list(self.defines), list(self.options),
-                           nvrtc_version(), include_dirs()])
+                           [list(r) for r in self.readonly], self.check_ptx, nvrtc_version(),
+                           include_dirs()])
         return hashlib.sha256(text.encode()).hexdigest()
 
     def argv(self) -> list[str]:
@@ -141,11 +151,18 @@ def compile_cubin(req: CompileRequest) -> bytes:
         log = raw.rstrip(b"\x00 ").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(trim_log(log) or f"NVRTC failed: {err}")
+        size = _check(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
+        ptx = b" " * size
+        _check(nvrtc.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
         size = _check(nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
         cubin = b" " * size
         _check(nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
+    violation = ptx_rules.check(ptx.rstrip(b"\x00 ").decode(errors="replace"), req.readonly) \
+        if req.check_ptx else None
+    if violation is not None:
+        raise ForbiddenCode(violation)
     missing = [k for k in req.kernels if f".text.{k}\x00".encode() not in cubin]
     if missing:
         raise CompileError(f"kernel(s) {', '.join(missing)} are not in the compiled module: "
@@ -175,11 +192,12 @@ _RESOLVED_ARCH: dict[str, str] = {}
 
 
 def compile_isolated(req: CompileRequest, timeout_s: float = COMPILE_TIMEOUT_S) -> tuple[str, str]:
-    """Compile in a subprocess: ("ok", ""), ("compile_error", log), ("timeout", why) or
-    ("unavailable", why)."""
+    """Compile in a subprocess: ("ok", ""), ("compile_error", log), ("forbidden", why: the
+    PTX breaks a rule), ("timeout", why) or ("unavailable", why)."""
     arch = _RESOLVED_ARCH.get(req.arch, req.arch)
     payload = json.dumps({"source": req.source, "arch": arch, "defines": req.defines,
-                          "options": req.options, "kernels": req.kernels})
+                          "options": req.options, "kernels": req.kernels,
+                          "readonly": req.readonly})
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     try:
@@ -205,10 +223,13 @@ def main() -> int:
         arch = compile_arch(int(arch.partition(":")[2] or 0))
     req = CompileRequest(source=raw["source"], arch=arch,
                          defines=tuple((str(k), int(v)) for k, v in raw["defines"]),
-                         options=tuple(raw["options"]), kernels=tuple(raw["kernels"]))
+                         options=tuple(raw["options"]), kernels=tuple(raw["kernels"]),
+                         readonly=tuple((str(k), int(i)) for k, i in raw.get("readonly", ())))
     try:
         compile_cubin(req)
         answer = {"status": "ok"}
+    except ForbiddenCode as e:
+        answer = {"status": "forbidden", "message": e.log}
     except CompileError as e:
         answer = {"status": "compile_error", "message": e.log}
     except NvrtcUnavailable as e:

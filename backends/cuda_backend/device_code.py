@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 _COMMENT_OR_STRING = re.compile(
     r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"]', re.MULTILINE)
+# any operand: a macro (`#include H`) is reported by its name, which no allowlist holds
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include(?:_next)?\b[ \t]*([<"]?)([^>"\n]*)', re.MULTILINE)
 _EXTERN_C = re.compile(r'\bextern\s*"C"\s*')
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "__grid_constant__",
@@ -99,13 +100,38 @@ def strip_comments(source: str, keep_strings: bool = True) -> str:
     return _COMMENT_OR_STRING.sub(sub, source)
 
 
+def splice(source: str) -> str:
+    """Translation phases 1-2 as far as the rules care: backslash-newline continuations
+    joined (each joined line's newline moved after its logical line, so line numbers of the
+    lines that follow stay right), and the `%:` digraph and `??=` trigraph read as `#`.
+    Without it `#inc\\<newline>lude H`, `%:include` or `clo\\<newline>ck64()` hide from the
+    rules that read the text."""
+    out: list[str] = []
+    pending = 0
+    for line in source.split("\n"):
+        if line.endswith("\\"):
+            if pending:
+                out[-1] += line[:-1]
+            else:
+                out.append(line[:-1])
+            pending += 1
+            continue
+        if pending:
+            out[-1] += line
+            out.extend([""] * pending)
+            pending = 0
+        else:
+            out.append(line)
+    return "\n".join(out).replace("%:", "#").replace("??=", "#")
+
+
 def line_of(source: str, offset: int) -> int:
     return source.count("\n", 0, offset) + 1
 
 
 def includes(source: str) -> list[tuple[str, int]]:
-    """(header, line) of every ``#include`` outside comments."""
-    code = strip_comments(source)
+    """(header, line) of every ``#include`` outside comments (a macro operand: its text)."""
+    code = strip_comments(splice(source))
     return [(m.group(2).strip(), line_of(code, m.start())) for m in _INCLUDE.finditer(code)]
 
 

@@ -24,6 +24,9 @@ class CudaLaunchRecorder:
         # buffer with bands and appends (label, band tensor) pairs to ``guards``
         self.guard_seed: int | None = None
         self.guards: list[tuple[str, Any]] = []
+        # the worker's compile applies the PTX rules (``ptx_rules``) unless the pool was made
+        # with static_checks=False (the harness's own tests of the runtime checks)
+        self.check_ptx = True
 
     def install(self) -> None:
         """Nothing to install: the adapter reports its launches itself."""

@@ -24,6 +24,7 @@ from backends.cuda_backend import compiler, device_code, guards, launcher
 from backends.cuda_backend.expr import Expr, ExprError, evaluate_int
 from backends.cuda_backend.launch_hooks import CudaLaunchRecorder
 from backends.cuda_backend.spec import BufferSpec, CandidateSpec, SpecError, parse_spec
+from backends.cuda_backend.static_rules import readonly_params
 from evotui.eval import reasons
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
@@ -87,9 +88,12 @@ class Program:
         kernel_names = sorted({launch.kernel for launch in spec.launches})
         req = compiler.CompileRequest(spec.cuda_source, f"sm_{major}{minor}",
                                       tuple(sorted(spec.constants.items())), spec.options,
-                                      tuple(kernel_names))
+                                      tuple(kernel_names), readonly_params(spec),
+                                      check_ptx=self.recorder.check_ptx)
         try:
             cubin = compiler.compile_cubin(req)
+        except compiler.ForbiddenCode as e:  # the PTX rules, for this device's architecture
+            raise CandidateError(reasons.FORBIDDEN_CONSTRUCT, e.log) from None
         except compiler.CompileError as e:
             raise CandidateError(reasons.COMPILE_ERROR, e.log) from None
         except compiler.NvrtcUnavailable as e:

@@ -17,6 +17,10 @@ left is the device code. A cheat in device code needs one of:
 
 Then the launch spec is checked against the kernels' parameter lists (arity, pointers get bare
 tensor names). Compile errors come from NVRTC itself (``compiler.py``).
+
+These rules read the text before the preprocessor (macros, token pasting and string
+concatenation get around them); the binding versions run on the PTX after the compile
+(``ptx_rules.py``).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ ALLOWED_HEADERS = frozenset({
 # (pattern on code without comments, message). Strings are blanked except inside asm(...).
 _FORBIDDEN: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(clock|clock64)\s*\("), "reads a clock (`clock()`/`clock64()`)"),
-    (re.compile(r"%+(globaltimer|clock64|clock|clock_hi)\b"),
+    (re.compile(r"%+(globaltimer|clock64|clock|clock_hi|globaltimer_lo|globaltimer_hi)\b"),
      "reads a clock register in inline PTX (%globaltimer/%clock)"),
     (re.compile(r"\b__managed__\b"), "declares `__managed__` memory (state across calls)"),
     (re.compile(r"\b(malloc|free|realloc|calloc|memalign)\s*\("),
@@ -84,7 +88,7 @@ def _check_device_code(cuda: str) -> StaticIssue | None:
             return StaticIssue(reasons.FORBIDDEN_IMPORT,
                                f"#include <{header}> (allowed: {', '.join(sorted(ALLOWED_HEADERS))})",
                                line)
-    code = _blank_strings_outside_asm(device_code.strip_comments(cuda))
+    code = _blank_strings_outside_asm(device_code.strip_comments(device_code.splice(cuda)))
     for pattern, message in _FORBIDDEN:
         m = pattern.search(code)
         if m:
@@ -154,3 +158,23 @@ def _check_launches(spec: CandidateSpec, found: dict[str, device_code.Kernel]) -
                                    f"{where}: parameter `{param.describe()}` is a scalar but "
                                    f"`{bare}` is a tensor", 0)
     return None
+
+
+def readonly_params(spec: CandidateSpec) -> tuple[tuple[str, int], ...]:
+    """(kernel, parameter index) of every pointer parameter a launch gives a tensor that is
+    not one of the candidate's OUTPUTS or SCRATCH buffers (an input, or a weight of the
+    task's Model): the PTX rules refuse writes through them (``ptx_rules``)."""
+    try:
+        found = device_code.kernels(spec.cuda_source)
+    except device_code.SignatureError:
+        return ()
+    buffers = {b.name for b in spec.outputs} | {b.name for b in spec.scratch}
+    out: set[tuple[str, int]] = set()
+    for launch in spec.launches:
+        kernel = found.get(launch.kernel)
+        if kernel is None:
+            continue
+        for i, (arg, param) in enumerate(zip(launch.args, kernel.params, strict=False)):
+            if param.pointer and arg.text.isidentifier() and arg.text not in buffers:
+                out.add((launch.kernel, i))
+    return tuple(sorted(out))

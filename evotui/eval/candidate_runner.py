@@ -96,7 +96,8 @@ class CandidateRunner:
             torch.cuda.synchronize(self.device)
         return as_outputs(out), self.recorder.total
 
-    def _load_model_class(self, cand_path: str, task: types.ModuleType) -> type:
+    def _load_model_class(self, cand_path: str, task: types.ModuleType,
+                          static_checks: bool = True) -> type:
         from backends import backend_for_source
         from backends.base import CandidateError
 
@@ -111,6 +112,8 @@ class CandidateRunner:
             # the backend builds ModelNew (compiling its device code) from the task's Model
             if self.device.type != "cuda":
                 raise CandidateFailure(reasons.NEEDS_GPU, f"{backend.name} candidates need a GPU")
+            if hasattr(self.recorder, "check_ptx"):  # CUDA C: the PTX rules at the worker's compile
+                self.recorder.check_ptx = static_checks
             try:
                 return build(source, task, self.recorder)
             except CandidateError as e:
@@ -151,7 +154,7 @@ class CandidateRunner:
         try:
             models = []
             for path in req["candidates"]:
-                cls = self._load_model_class(path, task)
+                cls = self._load_model_class(path, task, req.get("static_checks", True))
                 torch.manual_seed(req["init_seed"])
                 models.append(cls(*make_init_inputs(task, shape)).to(self.device))
             last: list[Any] = [None] * len(models)
@@ -247,7 +250,7 @@ class CandidateRunner:
         shapes: list[dict[str, Any]] = req["shapes"]
         allow = tuple(req.get("allow_torch", ()))
 
-        model_cls = self._load_model_class(cand_path, task)
+        model_cls = self._load_model_class(cand_path, task, req.get("static_checks", True))
 
         models: dict[int, Any] = {}
 

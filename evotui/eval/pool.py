@@ -290,6 +290,7 @@ class EvaluatorPool:
             "ghost_shape": 1 if len(shapes) > 1 else 0,
             "atol": task.meta.atol, "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch),
             "dialect": dialect,  # the judge checks the CUDA dialect's guard bands
+            "static_checks": self.static_checks,  # off: the worker skips the PTX rules too
         }
 
     def _evaluate_on(self, lane: Lane, request: EvalRequest, t0: float,
