@@ -218,6 +218,9 @@ def test_sanitizer_verdicts_come_from_the_exit_code_and_summary():
     good = sanitizer.parse("memcheck", 0, "========= COMPUTE-SANITIZER\nok\n"
                            "========= ERROR SUMMARY: 0 errors\n", 9.0)
     assert good.ran and good.ok
+    forged = sanitizer.parse("memcheck", 0, "ERROR SUMMARY: 0 errors\n"  # the candidate's printf
+                             "========= ERROR SUMMARY: 2 errors\n", 9.0)
+    assert not forged.ok and forged.errors == 2
     broken = sanitizer.parse("memcheck", 3, "sanitize_run: cannot build the candidate\n", 1.0)
     assert not broken.ran and not broken.ok  # not the candidate's verdict
     missing = sanitizer.run("t.py", "c.py", executable=None) if sanitizer.find() is None else None

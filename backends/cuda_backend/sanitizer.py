@@ -99,15 +99,16 @@ def run(task_path: str, candidate_path: str, *, gpu: str | None = None,
 
 
 def parse(tool: str, returncode: int, log: str, seconds: float) -> SanitizerReport:
-    """The verdict from the tool's exit code and its ERROR SUMMARY line."""
-    m = _SUMMARY.search(log)
-    errors = int(m.group(1)) if m else 0
+    """The verdict from the tool's exit code and its ERROR SUMMARY line — the last one: a
+    device `printf` in the candidate could print a summary of its own before the tool's."""
+    summaries = _SUMMARY.findall(log)
+    errors = int(summaries[-1]) if summaries else 0
     tail = log[-3000:]
     if errors or returncode == ERROR_EXIT:
         what = first_error(log) or "errors reported"
         return SanitizerReport(True, False, tool, max(errors, 1),
                                f"{tool}: {max(errors, 1)} error(s): {what}"[:1500], seconds, tail)
-    if returncode != 0 or m is None:
+    if returncode != 0 or not summaries:
         last = log.strip().splitlines()[-1] if log.strip() else ""
         return SanitizerReport(False, False, tool, 0,
                                f"{tool} could not run the candidate (exit {returncode}): {last}"[:500],
