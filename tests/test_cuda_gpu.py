@@ -100,6 +100,15 @@ def test_device_state_cheat_is_refused_statically_and_fails_at_runtime(gpu_pool,
     assert result.reason in {"stale_output", "mismatch", "unwritten_output"}, result.message
 
 
+@pytest.mark.parametrize("file", sorted(p.name for p in (CANDIDATES / "cuda_gpu_todo").glob("*.py")))
+def test_cheats_only_a_gpu_can_judge_are_rejected(gpu_pool, file):
+    """CUDA C red team round 1: cheats that pass every parent-side check (stale shared
+    memory as a cache, a counter past the output, a stale output reused). Each docstring
+    says which runtime check should catch it; first run on a GPU pending (session 4)."""
+    result = evaluate(gpu_pool, "softmax", (CANDIDATES / "cuda_gpu_todo" / file).read_text())
+    assert not result.accepted and result.reason != "needs_gpu", (result.reason, result.message)
+
+
 def test_device_facts_through_cuda_python():
     import torch
 
