@@ -60,6 +60,9 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     # round 7: a kernel object built with one-argument `type()` from an unchecked function
     ("cheat_r7_type_construct.py", {"runtime_error"}),
     ("cheat_r7_jit_arg_construct.py", {"runtime_error"}),  # the same, passed as `FN=`
+    # round 8: torch in the timed calls, told apart by the input's `_version` (the CPU
+    # interpreter's timed calls were never watched)
+    ("cheat_r8_unwatched_timed_calls.py", {"torch_fallback"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -282,3 +285,35 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
     source = (CANDIDATES / sample / name).read_text()
     result = cpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / sample), source=source))
     assert result.accepted, (result.reason, result.message)
+
+
+@pytest.mark.parametrize(("sample", "name", "reasons"), [
+    # round 8: a kernel's 64 partial sums added in Python, the output made by `torch.full`
+    # (no scalar read after a kernel ran)
+    ("cross_entropy", "cheat_r8_host_mean.py", {"torch_fallback"}),
+])
+def test_runtime_cheats_on_other_tasks_are_rejected(cpu_pool, sample, name, reasons):
+    from evotui.task import resolve_task
+    from tests.conftest import SAMPLES
+
+    source = (CANDIDATES / sample / name).read_text()
+    result = cpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / sample), source=source))
+    assert not result.accepted and result.reason in reasons, (result.reason, result.message)
+
+
+def test_a_scalar_read_after_a_kernel_ran_is_a_torch_fallback():
+    """Before the first launch a flag or a size, fine; after it, the host finishing what a
+    kernel computed."""
+    import torch
+
+    from evotui.eval.op_policy import OpPolicy
+
+    with OpPolicy() as policy:
+        torch.ones(2)[0].item()
+    assert not policy.violations
+    with OpPolicy() as policy:
+        policy.enter_kernel()
+        policy.exit_kernel()
+        torch.ones(2)[0].item()
+    assert list(policy.violations) == ["aten::_local_scalar_dense (a value read on the host "
+                                       "after a kernel ran)"]

@@ -377,7 +377,11 @@ class CandidateRunner:
             else:
                 from evotui.eval.timing import time_interpreter
 
-                timing = time_interpreter(call, prepare=prepare)
+                # every one watched: the interpreter's wall time ranks candidates on the CPU,
+                # and with no watched call a candidate that tells the timed calls apart from
+                # the checked ones (fresh tensors, unpoisoned memory, its kernels run) could
+                # return torch's answer in exactly those
+                timing = time_interpreter(lambda: watched(call), prepare=prepare)
         except BaseException as e:  # noqa: BLE001
             raise self._failure(e, req["candidate"], "while timing: ") from None
         phases["timer"] = time.perf_counter() - clock  # of "timing": the rest is the rechecks

@@ -2,7 +2,9 @@
 
 Candidates must do their arithmetic in their own kernels; torch is for allocation, views
 and layout. A ``TorchDispatchMode`` sees every aten op the candidate runs (Triton launches
-suspend it) and records the ones outside the allowlist: a ``torch_fallback``.
+suspend it) and records the ones outside the allowlist: a ``torch_fallback``. So are scalar reads (``.item()``)
+beyond a few, and any after the call's first kernel launch (the host finishing what a kernel
+computed).
 
 During checked calls (``poison=True``) the same mode fills every uninitialised allocation
 (``empty``, ``empty_like``, …, and what ``resize_`` adds) with ``0xFF`` bytes — NaN in every float dtype — so output
@@ -38,6 +40,7 @@ ALLOWED_OPS = frozenset({
 
 PLAIN_TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
 MAX_SCALAR_READS = 64  # per call: `.item()` beyond this is host-side computation
+# ... and none after the call's first kernel launch: what a kernel computed stays on the device
 
 UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
                            "new_empty_strided", "empty_permuted"})
@@ -62,9 +65,11 @@ class OpPolicy(TorchDispatchMode):
         self.suspended = 0
         self.violations: dict[str, int] = {}
         self.scalar_reads = 0
+        self.launched = False  # a kernel has run in this call
 
     def enter_kernel(self) -> None:
         self.suspended += 1
+        self.launched = True
 
     def exit_kernel(self) -> None:
         self.suspended -= 1
@@ -84,7 +89,11 @@ class OpPolicy(TorchDispatchMode):
         elif not self.suspended and name in ("_local_scalar_dense", "item"):
             # a size or a flag, fine; element after element, the answer computed in Python
             self.scalar_reads += 1
-            if self.scalar_reads == MAX_SCALAR_READS + 1:
+            if self.launched:
+                # a value read back after a kernel ran: the host finishes the computation
+                # (Python adds a kernel's partial sums and `torch.full` makes the output)
+                self._violation(f"aten::{name} (a value read on the host after a kernel ran)")
+            elif self.scalar_reads == MAX_SCALAR_READS + 1:
                 self._violation(f"aten::{name} (more than {MAX_SCALAR_READS} values read "
                                 "one by one)")
         # every allocation, also during a launch: the CUDA C harness allocates its buffers
