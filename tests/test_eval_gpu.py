@@ -142,6 +142,17 @@ def test_interleaved_ab_declares_a_real_gain_and_not_noise(gpu_pool, softmax_tas
     assert faster.ok and faster.significant and faster.gain_pct > 5, faster
 
 
+def test_a_comparison_is_watched_like_an_evaluation(gpu_pool, softmax_task):
+    """A candidate that returns torch's answer once it believes it is being compared (its
+    first allocation unpoisoned) wins no gain: the comparison's first call is poisoned, and
+    a random share of its samples run under the op policy (then: torch_fallback)."""
+    seed = (SAMPLES / "softmax" / "seed.py").read_text()
+    cheat = (SOFTMAX / "gpu_cheat_ab_compare_unwatched.py").read_text()
+    result = gpu_pool.compare(softmax_task, seed, cheat)
+    assert not (result.ok and result.significant), result
+    assert result.ok or result.reason == "torch_fallback", result
+
+
 def test_ab_outputs_are_checked(gpu_pool, softmax_task):
     seed = (SAMPLES / "softmax" / "seed.py").read_text()
     cheat = (SOFTMAX / "gpu_cheat_replay_late.py").read_text()

@@ -222,3 +222,26 @@ def test_a_second_measurement_keeps_the_fastest_of_each_kind():
     assert not merged.looks_cached(interpreter=True)
     cache = FreshCheck(fresh_ms=80.0, same_ms=8.0, rounds=3, patch_ms=8.5)
     assert cache.merged(FreshCheck(79.0, 8.2, 3, 8.4)).looks_cached(interpreter=True)
+
+
+def test_interleaved_samples_are_watched_at_random_and_left_out():
+    """The A/B timing watches a random share of each candidate's samples (at least one), as
+    an evaluation's timing does; watched samples are not in the figures."""
+    import random
+
+    gpu = _SimulatedGpu(lambda n: 1.0)
+    watched_calls: list[object] = []
+
+    def watch(fn):
+        watched_calls.append(fn)
+        gpu.now += 50.0  # a watched call is slow: it must not reach the median
+        fn()
+
+    a, b = (lambda: gpu.fn()), (lambda: gpu.fn())
+    # most samples watched: were they counted, the median would be the watched calls' 51 ms
+    timings = gpu.timer().interleaved([a, b], watch=watch, watch_fraction=0.6,
+                                      rng=random.Random(1), min_samples=30)
+    assert a in watched_calls and b in watched_calls
+    assert all(t.median_ms == 1.0 for t in timings)
+    unwatched = gpu.timer().interleaved([a, b], rng=random.Random(1), min_samples=30)
+    assert all(t.samples > timings[0].samples for t in unwatched)

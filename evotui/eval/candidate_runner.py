@@ -141,8 +141,24 @@ class CandidateRunner:
             raise CandidateFailure(reasons.BAD_INTERFACE, "ModelNew is not a class")
         return model_cls
 
+    def _watcher(self, allow: tuple[str, ...], violations: dict[str, int],
+                 poison: bool = False) -> Any:
+        """A callable that runs a call under its own op policy and adds what it recorded to
+        ``violations`` (the timed calls a candidate cannot tell from the others)."""
+        def watched(fn: Any) -> None:
+            policy = OpPolicy(allow, poison=poison)
+            self.recorder.on_enter, self.recorder.on_exit = policy.enter_kernel, policy.exit_kernel
+            with policy:
+                fn()
+            for op, n in policy.violations.items():
+                violations[op] = violations.get(op, 0) + n
+        return watched
+
     def compare(self, req: dict[str, Any]) -> dict[str, Any]:
-        """Interleaved A/B timing of already-accepted candidates on the same inputs."""
+        """Interleaved A/B timing of already-accepted candidates on the same inputs, watched
+        like an evaluation's timing: the first call of each poisoned and under the op policy
+        (as a trial is), a random share of the samples and the last call under the policy
+        (a candidate that knew it was being compared could return torch's answer)."""
         if self.timer is None:
             return {"ok": False, "reason": reasons.HARNESS_ERROR, "message": "A/B timing needs a GPU"}
         self.shared.clear()  # the judge has copied the previous request's tensors
@@ -158,18 +174,26 @@ class CandidateRunner:
                 torch.manual_seed(req["init_seed"])
                 models.append(cls(*make_init_inputs(task, shape)).to(self.device))
             last: list[Any] = [None] * len(models)
+            allow = tuple(req.get("allow_torch", ()))
+            violations: dict[str, int] = {}
+            watched = self._watcher(allow, violations)
 
             def caller(k: int):
                 def call() -> None:
                     last[k] = models[k](*inputs)
                 return call
 
-            timings = self.timer.interleaved([caller(k) for k in range(len(models))])
+            first = self._watcher(allow, violations, poison=True)
+            for k in range(len(models)):
+                first(caller(k))
+            timings = self.timer.interleaved([caller(k) for k in range(len(models))],
+                                             watch=watched,
+                                             rng=random.Random(req["timing_seed"]))
             # new values in the same tensors, then one more call each: the result must be
             # for these values (a candidate cannot replay while it is being compared)
             self._refill(inputs, task, shape, req["recheck_seed"])
             for k in range(len(models)):
-                caller(k)()
+                watched(caller(k))
             torch.cuda.synchronize(self.device)
         except CandidateFailure as f:
             return {"ok": False, "reason": f.reason, "message": f.message, "restart": f.restart}
@@ -183,7 +207,7 @@ class CandidateRunner:
             outs = as_outputs(out)
             outputs.append(self._dump(outs, scratch, f"ab{k}"))
         return {"ok": True, "seed": req["recheck_seed"], "timings": [t.as_dict() for t in timings],
-                "outputs": outputs}
+                "outputs": outputs, "watched_policy": violations}
 
     def _guarded_call(self, model: Any, inputs: list[Any], policy: OpPolicy | None,
                       cand_path: str) -> tuple[list[Any], int]:
@@ -359,13 +383,7 @@ class CandidateRunner:
             state["last"] = k
             state["out"] = model(*sets[k])
 
-        def watched(fn) -> None:
-            policy = OpPolicy(allow)
-            self.recorder.on_enter, self.recorder.on_exit = policy.enter_kernel, policy.exit_kernel
-            with policy:
-                fn()
-            for op, n in policy.violations.items():
-                state["watched"][op] = state["watched"].get(op, 0) + n
+        watched = self._watcher(allow, state["watched"])
 
         clock = time.perf_counter()
         try:

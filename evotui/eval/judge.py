@@ -317,6 +317,10 @@ class Judge:
         if not report.get("ok"):
             return {"ok": False, "reason": report.get("reason", reasons.HARNESS_ERROR),
                     "message": report.get("message", "")}
+        if report.get("watched_policy"):
+            ops = ", ".join(sorted(report["watched_policy"]))
+            return {"ok": False, "reason": reasons.TORCH_FALLBACK,
+                    "message": f"while being compared, forward computed with torch: {ops}"}
         _, refs = self._reference(req, 0, report["seed"])
         for k, outputs in enumerate(report["outputs"]):
             try:

@@ -170,7 +170,7 @@ class EvaluatorPool:
                "shapes": task.shapes("cuda"), "init_seed": self._rng.randrange(1, 2**62),
                "timing_seed": self._rng.randrange(1, 2**62),
                "recheck_seed": self._rng.randrange(1, 2**62), "atol": task.meta.atol,
-               "rtol": task.meta.rtol}
+               "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch)}
         try:
             report = lane.candidate.request({"op": "compare", "request": req}, timeout_s)
         except WorkerTimeout:

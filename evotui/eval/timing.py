@@ -298,9 +298,13 @@ class CudaTimer:
         return FreshCheck(medians[0], medians[1], rounds, medians[2])
 
     def interleaved(self, fns: list[Callable[[], Any]], *, rep_ms: float = 400.0,
-                    min_samples: int = 30, max_samples: int = 2000) -> list[Timing]:
+                    min_samples: int = 30, max_samples: int = 2000,
+                    watch: Callable[[Callable[[], Any]], Any] | None = None,
+                    watch_fraction: float = 0.1, rng: random.Random | None = None) -> list[Timing]:
         """Time several callables sample by sample in alternating order (A B, B A, ...), so
-        that clock and thermal drift hit all of them alike: the A/B protocol for gains."""
+        that clock and thermal drift hit all of them alike: the A/B protocol for gains. With
+        ``watch``, a random share of each one's samples (at least one) runs under it instead
+        and is left out of its times, as in ``time``."""
         for fn in fns:
             fn()
         self.synchronize()
@@ -317,20 +321,28 @@ class CudaTimer:
         sleep = getattr(self.torch.cuda, "_sleep", None)
         events = [[(self.Event(enable_timing=True), self.Event(enable_timing=True)) for _ in range(n)]
                   for _ in fns]
+        rng = rng or random.Random()
+        watched: list[set[int]] = []
+        for _ in fns:
+            chosen = {i for i in range(n) if watch is not None and rng.random() < watch_fraction}
+            watched.append(chosen or ({rng.randrange(n)} if watch is not None else set()))
         for i in range(n):
             order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
             for k in order:
                 self.flush()
                 self._lead(sleep, leads[k])
                 events[k][i][0].record()
-                fns[k]()
+                if watch is not None and i in watched[k]:
+                    watch(fns[k])
+                else:
+                    fns[k]()
                 events[k][i][1].record()
         self.synchronize()
         out = []
         for k in range(len(fns)):
-            times = [a.elapsed_time(b) for a, b in events[k]]
+            times = [a.elapsed_time(b) for i, (a, b) in enumerate(events[k]) if i not in watched[k]]
             out.append(Timing(median_ms=statistics.median(times), spread_pct=robust_spread_pct(times),
-                              samples=n, method="interleaved"))
+                              samples=len(times), method="interleaved"))
         return out
 
     def _estimate_ms(self, fn: Callable[[], Any], calls: int = 5) -> float:

@@ -7,11 +7,11 @@ first call finds its fresh allocation unpoisoned is therefore in a comparison (i
 `torch.softmax` (one tiny kernel launch each call), which wins the A/B "gain" and passes
 `Judge.check_ab`, since the outputs are right.
 
-Should be caught by: a watch in `interleaved` (a random ~10 % of the samples per model under
-`OpPolicy(allow)`, excluded from the statistics, as in `CudaTimer.time`) and the final
-re-check call under the policy, the violations returned in the compare report and rejected
-by `check_ab` as `torch_fallback`. Watching only the final call is not enough: the refill
-before it bumps the inputs' `_version`, which a candidate can read."""
+Closed (session 4): a comparison's first call of each model is poisoned and watched (as a
+trial is), a random share of the interleaved samples and the final call run under the op
+policy, and `check_ab` rejects what they recorded as `torch_fallback`. Watching only the
+final call would not be enough: the refill before it bumps the inputs' `_version`, which a
+candidate can read."""
 
 import torch
 import torch.nn as nn
