@@ -93,7 +93,9 @@ def test_a_resumed_run_shows_the_candidates_of_its_earlier_sessions(tmp_path, mo
     finally:
         resumed.close(60)
     ids = [r.id for r in feed.rows()]
-    assert ids[:3] == past, ids
+    # the earlier candidates first (replayed in id order; the live run showed them as they
+    # finished, which two lanes can swap)
+    assert sorted(ids[:3]) == sorted(past), ids
     assert len(ids) == 4 and all(r.status in ("accepted", "rejected") for r in feed.rows())
     head = order[:order.index("RunStarted")]  # the replay comes before the run's own start
     assert head.count("CandidateEvaluated") == 3 and head.count("CandidateProposed") == 3, order
