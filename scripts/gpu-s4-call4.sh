@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# session 4, device call 4 (one H200): the GPU harness tests after the host-lead and
+# session 4, device calls 3 and 4 (one H200; call 3 ran the tests with a narrower -k, before
+# the host-lead and side-stream-guard changes): the GPU harness tests after the host-lead and
 # side-stream-guard changes, the sample table, then 15 runs of the short seeds.
 set -uo pipefail
 cd "$(dirname "$0")/.."

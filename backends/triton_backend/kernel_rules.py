@@ -11,6 +11,7 @@ import ast
 from collections import Counter
 
 from backends.base import StaticIssue
+from backends.triton_backend.jit_rules import jit_defs
 from evotui.eval import reasons
 
 # what a `@triton.jit` body may call by bare name besides the file's own jit functions: on
@@ -21,22 +22,14 @@ JIT_BUILTINS = {"range", "min", "max", "len", "int", "float", "bool", "abs", "pr
                 "isinstance", "tuple", "zip", "enumerate", "static_print", "static_assert"}
 
 
-def _is_jit(fn: ast.FunctionDef) -> bool:
-    for dec in fn.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if ast.unparse(target).split(".")[-1] == "jit":
-            return True
-    return False
-
-
 def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
     """What a ``@triton.jit`` body may touch: triton, its parameters and locals, the file's
     jit functions and module-level constants, and a few builtins — what the GPU compiler
     accepts. Under the CPU interpreter anything else (a global object's method, property,
     ``__getitem__`` or operator) would run as plain Python with the op policy suspended."""
-    # (that `triton.jit` appears only as a decorator, so every kernel is one of these, is
-    # jit_rules' to check)
-    kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit(n)]
+    # the same defs the launch hooks accept as kernels (that `triton.jit` appears only as a
+    # decorator, so no other function becomes one, is jit_rules' to check)
+    kernels = jit_defs(tree, aliases)
     own = {k.name for k in kernels}
     constants: set[str] = set()
     others: set[str] = set()  # module-level names bound to anything else

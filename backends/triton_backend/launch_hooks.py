@@ -135,9 +135,12 @@ class LaunchRecorder:
         # not checked (no candidate loaded through the worker)
         self.kernels: dict[str, frozenset[int]] | None = None
 
-    def approve(self, filename: str, first_lines: frozenset[int]) -> None:
-        """The kernels of a candidate file: its ``@triton.jit`` defs, by first line."""
-        self.kernels = {**(self.kernels or {}), filename: first_lines}
+    def approve(self, filename: str, source: str) -> None:
+        """The kernels of a candidate file: its ``@triton.jit`` defs, by first line (raises
+        SyntaxError for a file that does not parse)."""
+        from backends.triton_backend.jit_rules import kernel_first_lines
+
+        self.kernels = {**(self.kernels or {}), filename: kernel_first_lines(source)}
 
     def check_kernel(self, kernel: Any) -> None:
         """A launched kernel must run one of the checked defs, as Triton built it: not a

@@ -120,10 +120,8 @@ class CandidateRunner:
                 raise CandidateFailure(e.reason, e.message) from None
         approve = getattr(self.recorder, "approve", None)
         if approve is not None:  # the launch hooks run only the defs the static rules checked
-            from backends.triton_backend.jit_rules import kernel_first_lines
-
             try:
-                approve(cand_path, kernel_first_lines(source))
+                approve(cand_path, source)
             except SyntaxError as e:
                 raise CandidateFailure(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}") from None
         module = types.ModuleType(CANDIDATE_MODULE)

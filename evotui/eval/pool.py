@@ -166,11 +166,10 @@ class EvaluatorPool:
             path = lane.scratch / f"{name}.py"
             path.write_text(source)
             paths.append(str(path))
-        req = {"task": str(task.path), "candidates": paths, "scratch": str(lane.scratch),
+        req = {**self._task_fields(task), "candidates": paths, "scratch": str(lane.scratch),
                "shapes": task.shapes("cuda"), "init_seed": self._rng.randrange(1, 2**62),
                "timing_seed": self._rng.randrange(1, 2**62),
-               "recheck_seed": self._rng.randrange(1, 2**62), "atol": task.meta.atol,
-               "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch)}
+               "recheck_seed": self._rng.randrange(1, 2**62)}
         try:
             report = lane.candidate.request({"op": "compare", "request": req}, timeout_s)
         except WorkerTimeout:
@@ -282,16 +281,20 @@ class EvaluatorPool:
         trials = [{"seed": seed(), "shape": order[i]} for i in range(max(request.trials, len(shapes)))]
 
         return {
-            "task": str(task.path), "candidate": str(cand_file), "scratch": str(lane.scratch),
+            **self._task_fields(task), "candidate": str(cand_file), "scratch": str(lane.scratch),
             "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
             "timing_seed": seed(), "slow_cutoff_ms": request.slow_cutoff_ms,
             "timing_seeds": [seed() for _ in range(1 if lane.device == "cpu" else self.timing_sets)],
             "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "ghost_shape": 1 if len(shapes) > 1 else 0,
-            "atol": task.meta.atol, "rtol": task.meta.rtol, "allow_torch": list(task.meta.allow_torch),
             "dialect": dialect,  # the judge checks the CUDA dialect's guard bands
-            "static_checks": self.static_checks,  # off: the worker skips the PTX rules too
         }
+
+    def _task_fields(self, task: TaskRef) -> dict[str, Any]:
+        """What every request about a task carries, for an evaluation or an A/B alike."""
+        return {"task": str(task.path), "atol": task.meta.atol, "rtol": task.meta.rtol,
+                "allow_torch": list(task.meta.allow_torch),
+                "static_checks": self.static_checks}  # off: the worker skips the PTX rules too
 
     def _evaluate_on(self, lane: Lane, request: EvalRequest, t0: float,
                      dialect: str = "triton") -> EvalResult:

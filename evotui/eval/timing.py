@@ -468,15 +468,18 @@ def wall_fresh_vs_same(fn: Callable[[], Any], refresh: Callable[[int, str], None
     return FreshCheck(min(times[0]), min(times[1]), rounds, min(times[2]))
 
 
+def _per_second(device: Any, work: Callable[[], Any], amount: float) -> float:
+    """``amount`` (bytes, FLOPs) over the median time of ``work`` on ``device``."""
+    return amount / (CudaTimer(device).time(work, rep_ms=100).median_ms / 1000)
+
+
 def measure_copy_bandwidth(device: Any, nbytes: int = 2**30) -> float:
     """Device-to-device copy bandwidth in bytes/s (read + write counted)."""
     import torch
 
     src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).normal_()
     dst = torch.empty_like(src)
-    timer = CudaTimer(device)
-    t = timer.time(lambda: dst.copy_(src), rep_ms=100)
-    return 2 * nbytes / (t.median_ms / 1000)
+    return _per_second(device, lambda: dst.copy_(src), 2 * nbytes)
 
 
 def measure_read_bandwidth(device: Any, nbytes: int = 2**30) -> float:
@@ -485,9 +488,7 @@ def measure_read_bandwidth(device: Any, nbytes: int = 2**30) -> float:
     import torch
 
     src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).normal_()
-    timer = CudaTimer(device)
-    t = timer.time(lambda: src.sum(), rep_ms=100)
-    return nbytes / (t.median_ms / 1000)
+    return _per_second(device, lambda: src.sum(), nbytes)
 
 
 def peak_bytes_per_s(facts: dict[str, Any]) -> float:
@@ -504,6 +505,4 @@ def measure_matmul_rate(device: Any, n: int = 8192) -> float:
 
     a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
     b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    timer = CudaTimer(device)
-    t = timer.time(lambda: a @ b, rep_ms=100)
-    return 2 * n**3 / (t.median_ms / 1000)
+    return _per_second(device, lambda: a @ b, 2 * n**3)
