@@ -100,13 +100,32 @@ def test_device_state_cheat_is_refused_statically_and_fails_at_runtime(gpu_pool,
     assert result.reason in {"stale_output", "mismatch", "unwritten_output"}, result.message
 
 
-@pytest.mark.parametrize("file", sorted(p.name for p in (CANDIDATES / "cuda_gpu_todo").glob("*.py")))
-def test_cheats_only_a_gpu_can_judge_are_rejected(gpu_pool, file):
-    """CUDA C red team round 1: cheats that pass every parent-side check (stale shared
-    memory as a cache, a counter past the output, a stale output reused). Each docstring
-    says which runtime check should catch it; first run on a GPU pending (session 4)."""
-    result = evaluate(gpu_pool, "softmax", (CANDIDATES / "cuda_gpu_todo" / file).read_text())
-    assert not result.accepted and result.reason != "needs_gpu", (result.reason, result.message)
+GPU_ONLY = CANDIDATES / "cuda_gpu"  # cheats that pass every parent-side check
+
+
+@pytest.mark.skipif(sanitizer.find() is None, reason="compute-sanitizer is not installed")
+def test_a_counter_past_the_output_is_flagged_by_the_sanitizer(gpu_pool):
+    """Bytes past an output are other memory (the harness's guard band in the trials, another
+    block or nothing while timing): the evaluation cannot see the read, `evotui bench` and
+    the engine run compute-sanitizer on it (every buffer its own allocation there)."""
+    source = (GPU_ONLY / "cheat_counter_past_output.py").read_text()
+    report = gpu_pool.sanitize(task("softmax"), source)
+    assert report is not None and report.ran and not report.ok and report.errors >= 1, report
+
+
+@pytest.mark.parametrize("file", ["cheat_reuse_stale_output.py", "cheat_stale_shared_memory.py"])
+def test_state_left_on_the_device_wins_no_comparison(gpu_pool, file):
+    """What a launch leaves on the device holds an answer only for values seen before: an
+    output block the allocator recycles (in an A/B on the same inputs it held the other
+    model's answer: skipping rows that already matched won 78 % before released outputs were
+    poisoned), or shared memory tagged by row and a 4-element fingerprint (skipping the
+    reductions). Timed calls rotate over input sets with one element changed each call and
+    see poisoned blocks, in an evaluation and in an A/B: neither cheat is faster than the
+    honest seed (if the evaluation does not already reject it)."""
+    seed = (SAMPLES / "softmax" / "seed_cuda.py").read_text()
+    cheat = (GPU_ONLY / file).read_text()
+    result = gpu_pool.compare(task("softmax"), seed, cheat)
+    assert not (result.ok and result.significant), result
 
 
 def test_device_facts_through_cuda_python():

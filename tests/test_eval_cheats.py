@@ -40,7 +40,8 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_no_kernel.py", {"no_kernel"}),
     ("cheat_shape_cache.py", {"mismatch"}),
     ("cheat_identity_cache.py", {"mismatch", "stale_output"}),
-    ("cheat_replay_after_checks.py", {"stale_output"}),
+    # its replayed tensor is poisoned when the harness lets go of it between timed calls
+    ("cheat_replay_after_checks.py", {"stale_output", "unwritten_output"}),
     ("cheat_stale_memory.py", {"unwritten_output"}),  # its allocations are poisoned
     ("cheat_skip_last_row.py", {"unwritten_output"}),
     ("cheat_modify_inputs.py", {"modified_inputs"}),

@@ -60,7 +60,7 @@ def test_short_seeds_are_accepted_run_after_run(gpu_pool, sample):
 
 @pytest.mark.parametrize(("name", "reasons"), [
     ("cheat_stale_memory.py", {"unwritten_output"}),
-    ("gpu_cheat_replay_late.py", {"stale_output"}),
+    ("gpu_cheat_replay_late.py", {"stale_output", "unwritten_output"}),  # replay poisoned
     ("cheat_identity_cache.py", {"stale_output", "mismatch"}),
     ("cheat_side_stream.py", {"forbidden_attribute"}),
     ("cheat_torch_fallback.py", {"torch_fallback"}),
@@ -157,7 +157,8 @@ def test_ab_outputs_are_checked(gpu_pool, softmax_task):
     seed = (SAMPLES / "softmax" / "seed.py").read_text()
     cheat = (SOFTMAX / "gpu_cheat_replay_late.py").read_text()
     result = gpu_pool.compare(softmax_task, seed, cheat)
-    assert not result.ok and result.reason == "stale_output", result
+    # the replayed tensor is poisoned when the harness lets go of it between calls
+    assert not result.ok and result.reason in {"stale_output", "unwritten_output"}, result
 
 
 def _gpu_memory_mib(pid: int) -> int | None:
@@ -209,3 +210,59 @@ def test_a_clear_loser_is_timed_coarsely_and_still_fully_checked(gpu_pool, softm
     cheat = (SOFTMAX / "cheat_identity_cache.py").read_text()  # the rechecks still run
     caught = gpu_pool.evaluate(EvalRequest(task=softmax_task, source=cheat, slow_cutoff_ms=1e-6))
     assert caught.reason in {"stale_output", "mismatch"}, (caught.reason, caught.message)
+
+
+SPY = '''"""Test spy, not a candidate: the seed's softmax, which first counts the rows whose freshly
+allocated output already holds their answer (on the device); each call logs the running
+count (read before its launch, where a scalar read is allowed)."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+LOG = {log!r}
+FOUND = []
+
+
+@triton.jit
+def spy_softmax_kernel(x_ptr, y_ptr, found_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    y = e / tl.sum(e, axis=0)
+    old = tl.load(y_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    same = tl.where(mask, tl.abs(old - y) <= 1e-6, 1)  # NaN (poison) never matches
+    if tl.min(same.to(tl.int32), axis=0) == 1:
+        tl.atomic_add(found_ptr, 1)
+    tl.store(y_ptr + row * n_cols + cols, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if not FOUND:
+            FOUND.append(torch.zeros(1, dtype=torch.int32, device=x.device))
+        with open(LOG, "a") as f:
+            f.write(f"{{int(FOUND[0][0])}}\\n")
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        spy_softmax_kernel[(x.shape[0],)](x, y, FOUND[0], x.shape[1],
+                                          BLOCK=triton.next_power_of_2(x.shape[1]), num_warps=8)
+        return y
+'''
+
+
+def test_no_call_finds_an_earlier_answer_in_its_output(raw_gpu_pool, softmax_task, tmp_path):
+    """Between timed calls (an evaluation's, and an A/B's) the released output is poisoned:
+    no allocation a call makes holds an answer for the values it is about to see."""
+    log = tmp_path / "spy.log"
+    spy = SPY.format(log=str(log))
+    result = raw_gpu_pool.evaluate(EvalRequest(task=softmax_task, source=spy))
+    assert result.accepted, result.message  # the spy computes honestly
+    seed = (SAMPLES / "softmax" / "seed.py").read_text()
+    ab = raw_gpu_pool.compare(softmax_task, seed, spy)
+    assert ab.ok, ab
+    counts = [int(line) for line in log.read_text().split()]
+    assert len(counts) > 100
+    assert counts[-1] == 0, f"{counts[-1]} rows already held their answer ({len(counts)} calls)"

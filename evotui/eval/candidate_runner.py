@@ -18,7 +18,7 @@ from typing import Any
 from evotui.eval import reasons
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
-from evotui.eval.op_policy import OpPolicy
+from evotui.eval.op_policy import OpPolicy, poison_released, storages
 from evotui.eval.perturb import perturb
 from evotui.eval.protocol import dump_tensor
 from evotui.task import load_module, make_init_inputs, make_inputs
@@ -163,7 +163,11 @@ class CandidateRunner:
         torch = self.torch
         task = self._task(req["task"])
         shape = req["shapes"][0]
-        inputs = self._to_device(make_inputs(task, shape, req["timing_seed"], self.device))
+        # as in an evaluation's timing: each model's calls rotate over input sets, and one
+        # element changes before every call (evotui.eval.perturb)
+        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
+        sets = [self._to_device(make_inputs(task, shape, s, self.device)) for s in seeds]
+        inputs = sets[0]
         scratch = Path(req["scratch"])
         try:
             models = []
@@ -176,21 +180,39 @@ class CandidateRunner:
             violations: dict[str, int] = {}
             watched = self._watcher(allow, violations)
 
+            protected = storages([v for values in sets for v in values])
+            calls = [0] * len(models)
+            perturbed = [0] * len(sets)
+
             def caller(k: int):
                 def call() -> None:
-                    last[k] = models[k](*inputs)
+                    last[k] = models[k](*sets[calls[k] % len(sets)])
+                    calls[k] += 1
                 return call
+
+            def prepare(k: int) -> None:
+                # as before a timed call: the previous answer poisoned and let go, other
+                # values (with the same values every call, a cache keyed on the inputs'
+                # version counter, an output block holding the other model's answer, or
+                # state a kernel left on the device would make a model look faster)
+                if last[k] is not None:
+                    poison_released(as_outputs(last[k]), protected)
+                    last[k] = None
+                j = calls[k] % len(sets)
+                perturb(sets[j], seeds[j], perturbed[j])
+                perturbed[j] += 1
 
             first = self._watcher(allow, violations, poison=True)
             for k in range(len(models)):
                 first(caller(k))
             timings = self.timer.interleaved([caller(k) for k in range(len(models))],
-                                             watch=watched,
+                                             watch=watched, prepare=prepare,
                                              rng=random.Random(req["timing_seed"]))
             # new values in the same tensors, then one more call each: the result must be
             # for these values (a candidate cannot replay while it is being compared)
             self._refill(inputs, task, shape, req["recheck_seed"])
             for k in range(len(models)):
+                calls[k] = 0  # on `inputs`
                 watched(caller(k))
             torch.cuda.synchronize(self.device)
         except CandidateFailure as f:
@@ -370,7 +392,12 @@ class CandidateRunner:
         perturbed = [0] * len(sets)  # perturbations applied to each set (the judge replays them)
         self.recorder.reset()
 
+        protected = storages([v for inputs in sets for v in inputs])
+
         def prepare() -> None:  # new values before every timed call (evotui.eval.perturb)
+            if state["out"] is not None:  # no call finds an earlier answer in its output
+                poison_released(as_outputs(state["out"]), protected)
+                state["out"] = None
             k = state["calls"] % len(sets)
             perturb(sets[k], seeds[k], perturbed[k])
             perturbed[k] += 1
@@ -449,15 +476,21 @@ class CandidateRunner:
         Its outputs are not judged: the recheck that follows is."""
         from evotui.eval.timing import wall_fresh_vs_same
 
+        protected = storages(inputs)
+        held: list[Any] = []
+
         def refresh(i: int, kind: str) -> None:
-            # the same generation and copy before every kind: only the values differ
+            # released as between timed calls; then the same generation and copy before
+            # every kind: only the values differ
+            while held:
+                poison_released(as_outputs(held.pop()), protected)
             seed = ((req["recheck_seed"] ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
             self._refill(inputs, task, shape, seed)
             if kind == "patch":
                 perturb(inputs, seed, 0)
 
         def call() -> None:
-            model(*inputs)
+            held.append(model(*inputs))
 
         def measure(first_round: int) -> Any:
             def values(i: int, kind: str) -> None:

@@ -55,6 +55,23 @@ def poison(t: torch.Tensor, start: int = 0) -> None:
         flat[start:].fill_(POISON_BYTE)
 
 
+def storages(values: Any) -> set[int]:
+    """The storage addresses of the tensors among ``values``."""
+    return {v.untyped_storage().data_ptr() for v in values if type(v) in PLAIN_TENSOR_TYPES}
+
+
+def poison_released(outputs: list[Any], protected: set[int]) -> None:
+    """Poison a call's outputs before the harness lets go of them. The caching allocator
+    hands a freed block to the next allocation of its size, so without this the next call's
+    ``torch.empty`` output would hold an earlier call's answer for nearly the same inputs (the
+    timed calls differ by one element): a kernel that checks a few elements of its output
+    and skips writing rows that already match would do half the work. Storages in
+    ``protected`` (inputs, weights) are never touched."""
+    for t in outputs:
+        if type(t) in PLAIN_TENSOR_TYPES and t.untyped_storage().data_ptr() not in protected:
+            poison(t)
+
+
 class OpPolicy(TorchDispatchMode):
     """Active around a candidate's forward; ``suspended`` > 0 while a kernel launches."""
 

@@ -169,6 +169,7 @@ class EvaluatorPool:
         req = {**self._task_fields(task), "candidates": paths, "scratch": str(lane.scratch),
                "shapes": task.shapes("cuda"), "init_seed": self._rng.randrange(1, 2**62),
                "timing_seed": self._rng.randrange(1, 2**62),
+               "timing_seeds": [self._rng.randrange(1, 2**62) for _ in range(self.timing_sets)],
                "recheck_seed": self._rng.randrange(1, 2**62)}
         try:
             report = lane.candidate.request({"op": "compare", "request": req}, timeout_s)

@@ -300,22 +300,33 @@ class CudaTimer:
     def interleaved(self, fns: list[Callable[[], Any]], *, rep_ms: float = 400.0,
                     min_samples: int = 30, max_samples: int = 2000,
                     watch: Callable[[Callable[[], Any]], Any] | None = None,
-                    watch_fraction: float = 0.1, rng: random.Random | None = None) -> list[Timing]:
+                    watch_fraction: float = 0.1, rng: random.Random | None = None,
+                    prepare: Callable[[int], None] | None = None) -> list[Timing]:
         """Time several callables sample by sample in alternating order (A B, B A, ...), so
         that clock and thermal drift hit all of them alike: the A/B protocol for gains. With
         ``watch``, a random share of each one's samples (at least one) runs under it instead
-        and is left out of its times, as in ``time``."""
-        for fn in fns:
-            fn()
+        and is left out of its times, as in ``time``. ``prepare(k)`` runs before each of
+        callable ``k``'s calls, untimed (new values, as before a timed call)."""
+        def prepared(k: int) -> Callable[[], None]:
+            def run() -> None:
+                if prepare is not None:
+                    prepare(k)
+                fns[k]()
+            return run
+
+        for k in range(len(fns)):
+            prepared(k)()
         self.synchronize()
-        estimates = [self._estimate_ms(fn) for fn in fns]
+        # with what prepare adds: an estimate only sets how many samples fit in rep_ms
+        estimates = [self._estimate_ms(prepared(k)) for k in range(len(fns))]
         warm_until = self.perf_counter() + min(max(0.025, 0.04 * sum(estimates)), 0.5)
         while self.perf_counter() < warm_until:
-            for fn in fns:
+            for k in range(len(fns)):
                 self.flush()
-                fn()
+                prepared(k)()
         self.synchronize()
-        leads = [self.lead_ms(fn, calls=3) for fn in fns]
+        leads = [self.lead_ms(fns[k], None if prepare is None else (lambda k=k: prepare(k)), calls=3)
+                 for k in range(len(fns))]
         per_round = sum(estimates) + sum(leads) + len(fns) * self._estimate_ms(self.flush)
         n = max(min_samples, min(max_samples, int(rep_ms / max(per_round, 1e-3))))
         sleep = getattr(self.torch.cuda, "_sleep", None)
@@ -329,6 +340,8 @@ class CudaTimer:
         for i in range(n):
             order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
             for k in order:
+                if prepare is not None:
+                    prepare(k)
                 self.flush()
                 self._lead(sleep, leads[k])
                 events[k][i][0].record()

@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 BM, BN, BK = 16, 32, 32
-DEBUG = True
+DEBUG = False
 
 
 @triton.jit
