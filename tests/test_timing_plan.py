@@ -119,6 +119,16 @@ def test_each_input_set_gets_its_own_median():
     assert single.timer().time(single.fn).set_medians_ms == ()
 
 
+def test_every_input_set_weighs_the_same_in_the_time():
+    """Two sets placed alike, one slower: the pooled samples' median is the fast sets' time
+    and would jump to the slow one's if a few samples moved; the reported time is the mean
+    of the sets' medians."""
+    gpu = _SimulatedGpu(lambda n: 1.6 if (n - 1) % 3 == 2 else 1.0)
+    timing = gpu.timer().time(gpu.fn, input_set=lambda: gpu.calls % 3)
+    assert [round(m, 6) for m in timing.set_medians_ms] == [1.0, 1.0, 1.6]
+    assert round(timing.median_ms, 6) == 1.2
+
+
 def test_a_cache_keyed_on_input_values_is_slow_on_new_values_only():
     """Calls on new values vs calls on the same values written again: a value cache computes
     (1 ms) on new values and copies (0.1 ms) on repeats; an honest kernel takes 1 ms on both."""

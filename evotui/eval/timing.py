@@ -205,14 +205,15 @@ class CudaTimer:
         times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True,
                               input_set=input_set, labels=labels, prepare=prepare, lead_ms=lead_ms)
         synced, tail = self._synced_ms(fn, calls=plan.synced_calls)
+        set_medians = _per_set_medians(times, labels)
         return Timing(
-            median_ms=statistics.median(times),
+            median_ms=_central_ms(times, set_medians),
             spread_pct=robust_spread_pct(times),
             samples=len(times),
             method=plan.method,
             synced_ms=synced,
             synced_tail_ms=tail,
-            set_medians_ms=_per_set_medians(times, labels),
+            set_medians_ms=set_medians,
         )
 
     def lead_ms(self, fn: Callable[[], Any], prepare: Callable[[], None] | None = None,
@@ -444,6 +445,15 @@ class CudaTimer:
         end.record()
         end.synchronize()
         return start.elapsed_time(end)
+
+
+def _central_ms(times: list[float], set_medians: tuple[float, ...]) -> float:
+    """The run's time: with several input sets, the mean of their medians. Sets differ by
+    where they were placed in memory (cross-entropy's 512 MB sets: up to 3 % within a run),
+    and the median of the pooled samples jumps between the sets' values from run to run;
+    every set weighing the same moved it less (H200, 5 runs in new processes: add_gelu
+    0.55 → 0.42 %, cross_entropy 0.97 → 0.72 %; bench/results/2026-11-30-s5-h200)."""
+    return statistics.fmean(set_medians) if set_medians else statistics.median(times)
 
 
 def _per_set_medians(times: list[float], labels: list[int]) -> tuple[float, ...]:
