@@ -255,3 +255,17 @@ def test_interleaved_samples_are_watched_at_random_and_left_out():
     assert all(t.median_ms == 1.0 for t in timings)
     unwatched = gpu.timer().interleaved([a, b], rng=random.Random(1), min_samples=30)
     assert all(t.samples > timings[0].samples for t in unwatched)
+
+
+def test_a_timing_graph_rotates_over_the_input_sets_a_whole_number_of_times():
+    """Replayed back to back, the graph's last calls run just before its first: with 20 calls
+    over 3 sets, call 0 (set 0) would get the block call 18 (set 0, the same values: no
+    perturbation inside a graph) wrote its answer into."""
+    from evotui.eval.timing import graph_unroll
+
+    for sets in (1, 2, 3, 5, 8):
+        unroll = graph_unroll(sets)
+        assert unroll % sets == 0 and 15 <= unroll <= 24, (sets, unroll)
+        # call j's output block was call j-2's, around the wrap too: never the same set
+        if sets >= 3:
+            assert all((j - 2) % unroll % sets != j % sets for j in range(unroll))

@@ -416,7 +416,7 @@ class CandidateRunner:
                 timing = self.timer.time(call, watch=watched, rng=random.Random(seeds[0]),
                                          slow_cutoff_ms=req.get("slow_cutoff_ms"),
                                          input_set=lambda: state["calls"] % len(sets),
-                                         prepare=prepare)
+                                         prepare=prepare, input_sets=len(sets))
             else:
                 from evotui.eval.timing import time_interpreter
 

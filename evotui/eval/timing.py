@@ -2,9 +2,11 @@
 
 - CUDA events around each call, the L2 flushed before each call (a buffer twice the L2,
   read: zeroing it would leave dirty lines the timed call pays to write back),
-  warm-up by time, the median of many samples and a robust spread (IQR / 1.349 / median).
+  warm-up by time, the median of many samples (with several input sets, the mean of the
+  sets' medians) and a robust spread (IQR / 1.349 / median).
 - Kernels under ~20 µs: a CUDA graph of several unrolled calls is replayed, and the same
-  graph of flushes alone is subtracted.
+  graph of flushes alone is subtracted. The unrolled calls rotate over the input sets a whole
+  number of times, so no call's recycled output block holds its own set's answer.
 - A side-stream guard: the same calls timed by the host with a device-wide synchronize must
   not take far longer than the events say (work that escapes the timed stream).
 - A sample of calls (random, excluded from the statistics) can run under a watch callback,
@@ -163,16 +165,17 @@ class CudaTimer:
              watch_fraction: float = 0.1, rng: random.Random | None = None,
              slow_cutoff_ms: float | None = None,
              input_set: Callable[[], int] | None = None,
-             prepare: Callable[[], None] | None = None) -> Timing:
-        """``input_set``, when the callable rotates over several input sets: which one the
-        next call will use (for the per-set medians). ``prepare`` runs before each warm-up
+             prepare: Callable[[], None] | None = None, input_sets: int = 1) -> Timing:
+        """``input_set``, when the callable rotates over ``input_sets`` input sets: which one
+        the next call will use (for the per-set medians). ``prepare`` runs before each warm-up
         and sampled call, outside the timed events (new input values: evotui.eval.perturb)."""
         sync = self.synchronize
         fn()
         sync()
         estimate = self._estimate_ms(fn)
         if estimate < GRAPH_THRESHOLD_MS:
-            graphed = self._time_graph(fn, rep_ms=rep_ms, watch=watch)
+            graphed = self._time_graph(fn, rep_ms=rep_ms, watch=watch,
+                                       unroll=graph_unroll(input_sets))
             if graphed is not None:
                 return graphed
         flush_ms = self._estimate_ms(self.flush)
@@ -445,6 +448,15 @@ class CudaTimer:
         end.record()
         end.synchronize()
         return start.elapsed_time(end)
+
+
+def graph_unroll(input_sets: int, calls: int = 20) -> int:
+    """How many calls a timing graph unrolls: about ``calls``, a whole number of rotations
+    over the input sets. The graph replays without new values or poisoned releases, and a
+    call's output gets the block freed two calls before; were that call on the same set
+    (at the wrap from one replay to the next), the block would hold its answer."""
+    sets = max(1, input_sets)
+    return sets * max(1, round(calls / sets))
 
 
 def _central_ms(times: list[float], set_medians: tuple[float, ...]) -> float:
