@@ -1,9 +1,11 @@
-"""Fixes for two bf16 bugs in Triton's CPU interpreter (seen in triton 3.9), and one hole.
+"""Fixes for two bf16 bugs in Triton's CPU interpreter (seen in triton 3.9), and two holes.
 
 - fp32 -> bf16 casts truncate instead of rounding to nearest even as the GPU does;
 - bf16 ``tl.dot`` multiplies the raw 16-bit patterns as integers;
 - a kernel's source is taken from the last line starting with ``def `` (a string in the
-  kernel's body could hold another, unchecked, kernel): now from the def statement itself.
+  kernel's body could hold another, unchecked, kernel): now from the def statement itself;
+- a pointer is a host address: loads and stores are bounded to the launch's tensors
+  (``interpreter_bounds``).
 
 Without them honest bf16 candidates fail on the CPU. Applied by the worker when it runs
 under the interpreter; a no-op where the interpreter lacks the patched hooks.
@@ -71,4 +73,8 @@ def apply_interpreter_fixes() -> list[str]:
         own_def.evotui_patched = True
         rewriter._find_def = own_def
         patched.append("the interpreter runs a kernel's own def")
+    from backends.triton_backend.interpreter_bounds import apply_bounds
+
+    if apply_bounds():
+        patched.append("kernels touch only their launch's tensors")
     return patched

@@ -240,8 +240,8 @@ class CandidateRunner:
         """What the candidate raised, as its failure: a runtime error, or a CUDA error (and a
         new worker) when the context did not survive it."""
         healthy = self._cuda_healthy()
-        return CandidateFailure(reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
-                                when + short_traceback(e, cand_path), restart=not healthy)
+        reason = _named_reason(e) or (reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR)
+        return CandidateFailure(reason, when + short_traceback(e, cand_path), restart=not healthy)
 
     def _refill(self, inputs: list[Any], task: types.ModuleType, shape: dict[str, Any],
                 seed: int) -> None:
@@ -393,9 +393,17 @@ class CandidateRunner:
         self.recorder.reset()
 
         protected = storages([v for inputs in sets for v in inputs])
+        # on the CPU, the few timed calls are all judged, not only the last (round 9: the
+        # first was told apart by its inputs' version counter and computed one row)
+        earlier: list[dict[str, Any]] = []
 
         def prepare() -> None:  # new values before every timed call (evotui.eval.perturb)
             if state["out"] is not None:  # no call finds an earlier answer in its output
+                if self.timer is None:
+                    k = state["last"]
+                    earlier.append({"seed": seeds[k], "perturbed": perturbed[k],
+                                    "outputs": self._dump(as_outputs(state["out"]), scratch,
+                                                          f"timed{len(earlier)}_out")})
                 poison_released(as_outputs(state["out"]), protected)
                 state["out"] = None
             k = state["calls"] % len(sets)
@@ -466,6 +474,7 @@ class CandidateRunner:
             "recheck": {"seed": req["recheck_seed"], "outputs": recheck},
             "fresh_check": fresh_check.as_dict(),
             "outputs": timed_outputs,
+            "earlier_outputs": earlier,
             "inputs_after": inputs_after,
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
         }
@@ -516,6 +525,19 @@ def as_outputs(out: Any) -> list[Any]:
     subclass's ``__iter__`` would run the candidate's code outside the op policy (it then
     counts as one output, and the judge finds it is not a tensor)."""
     return list(out) if type(out) in (tuple, list) else [out]
+
+
+def _named_reason(e: BaseException) -> str | None:
+    """The reason a harness check raised inside the candidate's call carries (the Triton
+    interpreter wraps it: look down the chain of causes)."""
+    seen: BaseException | None = e
+    for _ in range(8):
+        if seen is None:
+            return None
+        if type(seen).__module__.startswith("backends.") and hasattr(type(seen), "reason"):
+            return type(seen).reason
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:

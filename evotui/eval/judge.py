@@ -248,6 +248,12 @@ class Judge:
                              f"{timing['launches_per_call']} per checked call")
         _, refs = self._reference(req, 0, timing["seed"], timing.get("perturbed", 0))
         self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
+        earlier = timing.get("earlier_outputs") or []
+        if timing["method"] == "interpreter" and len(earlier) != timing["calls"] - 1:
+            raise Reject(reasons.TAMPERED, "the report lacks the outputs of the timed calls")
+        for i, entry in enumerate(earlier):  # the CPU's timed calls, every one
+            _, refs = self._reference(req, 0, entry["seed"], entry["perturbed"])
+            self._compare(req, entry["outputs"], refs, f"timed call {i + 1}", reasons.STALE_OUTPUT)
         for entry in timing["inputs_after"]:
             pristine, _ = self._reference(req, 0, entry["seed"], entry.get("perturbed", 0))
             self._check_inputs(entry["inputs"], pristine, "timing")
