@@ -18,7 +18,7 @@ from typing import Any
 from evotui.eval import reasons
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
-from evotui.eval.op_policy import OpPolicy, poison_released, storages
+from evotui.eval.op_policy import PLAIN_TENSOR_TYPES, OpPolicy, poison_released, storages
 from evotui.eval.perturb import perturb
 from evotui.eval.protocol import dump_tensor
 from evotui.task import load_module, make_init_inputs, make_inputs
@@ -183,11 +183,18 @@ class CandidateRunner:
             protected = storages([v for values in sets for v in values])
             calls = [0] * len(models)
             perturbed = [0] * len(sets)
+            # per model, the values its last call saw, and one prepared call picked at random
+            # whose output the judge checks (as in an evaluation's timing)
+            saw: list[tuple[int, int] | None] = [None] * len(models)
+            audits = [Audit(random.Random(f"audit:{req['timing_seed']}:{k}"), protected)
+                      for k in range(len(models))]
 
             def caller(k: int):
                 def call() -> None:
-                    last[k] = models[k](*sets[calls[k] % len(sets)])
+                    j = calls[k] % len(sets)
+                    last[k] = models[k](*sets[j])
                     calls[k] += 1
+                    saw[k] = (seeds[j], perturbed[j])
                 return call
 
             def prepare(k: int) -> None:
@@ -196,6 +203,8 @@ class CandidateRunner:
                 # version counter, an output block holding the other model's answer, or
                 # state a kernel left on the device would make a model look faster)
                 if last[k] is not None:
+                    if saw[k] is not None:
+                        audits[k].offer(*saw[k], as_outputs(last[k]))
                     poison_released(as_outputs(last[k]), protected)
                     last[k] = None
                 j = calls[k] % len(sets)
@@ -205,6 +214,7 @@ class CandidateRunner:
             first = self._watcher(allow, violations, poison=True)
             for k in range(len(models)):
                 first(caller(k))
+            saw[:] = [None] * len(models)  # not a timed call: left out of the audit
             timings = self.timer.interleaved([caller(k) for k in range(len(models))],
                                              watch=watched, prepare=prepare,
                                              rng=random.Random(req["timing_seed"]))
@@ -226,8 +236,10 @@ class CandidateRunner:
         for k, out in enumerate(last):
             outs = as_outputs(out)
             outputs.append(self._dump(outs, scratch, f"ab{k}"))
+        audited = [a.take(lambda values, k=k: self._dump(values, scratch, f"ab{k}_audited"))
+                   for k, a in enumerate(audits)]
         return {"ok": True, "seed": req["recheck_seed"], "timings": [t.as_dict() for t in timings],
-                "outputs": outputs, "watched_policy": violations}
+                "outputs": outputs, "audited": audited, "watched_policy": violations}
 
     def _guarded_call(self, model: Any, inputs: list[Any], policy: OpPolicy | None,
                       cand_path: str) -> tuple[list[Any], int]:
@@ -393,27 +405,33 @@ class CandidateRunner:
         self.recorder.reset()
 
         protected = storages([v for inputs in sets for v in inputs])
-        # on the CPU, the few timed calls are all judged, not only the last (round 9: the
-        # first was told apart by its inputs' version counter and computed one row)
+        # Not only the last timed call is judged (round 9: a candidate told the perturbed
+        # calls from the timer's others and computed half the rows in them). On the CPU,
+        # every one of the few; on a GPU, one prepared call picked at random (a reservoir
+        # over them all, its output copied before it is released).
         earlier: list[dict[str, Any]] = []
+        audit = Audit(random.Random(f"audit:{req['timing_seed']}"), protected)
 
         def prepare() -> None:  # new values before every timed call (evotui.eval.perturb)
             if state["out"] is not None:  # no call finds an earlier answer in its output
+                outs, k = as_outputs(state["out"]), state["last"]
                 if self.timer is None:
-                    k = state["last"]
                     earlier.append({"seed": seeds[k], "perturbed": perturbed[k],
-                                    "outputs": self._dump(as_outputs(state["out"]), scratch,
-                                                          f"timed{len(earlier)}_out")})
-                poison_released(as_outputs(state["out"]), protected)
+                                    "outputs": self._dump(outs, scratch, f"timed{len(earlier)}_out")})
+                elif state["from_prepared"]:
+                    audit.offer(seeds[k], perturbed[k], outs)
+                poison_released(outs, protected)
                 state["out"] = None
             k = state["calls"] % len(sets)
             perturb(sets[k], seeds[k], perturbed[k])
             perturbed[k] += 1
+            state["prepared"] = True
 
         def call() -> None:
             k = state["calls"] % len(sets)
             state["calls"] += 1
             state["last"] = k
+            state["from_prepared"], state["prepared"] = state.get("prepared", False), False
             state["out"] = model(*sets[k])
 
         watched = self._watcher(allow, state["watched"])
@@ -442,6 +460,7 @@ class CandidateRunner:
         last = state["out"]
         outs = as_outputs(last)
         timed_outputs = self._dump(outs, scratch, "timed_out")
+        audited = audit.take(lambda values: self._dump(values, scratch, "audited_out"))
         inputs_after = [{"seed": s, "perturbed": perturbed[k],
                          "inputs": self._dump(inp, scratch, f"timed_in{k}")}
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
@@ -475,6 +494,7 @@ class CandidateRunner:
             "fresh_check": fresh_check.as_dict(),
             "outputs": timed_outputs,
             "earlier_outputs": earlier,
+            "audited": audited,
             "inputs_after": inputs_after,
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
         }
@@ -525,6 +545,36 @@ def as_outputs(out: Any) -> list[Any]:
     subclass's ``__iter__`` would run the candidate's code outside the op policy (it then
     counts as one output, and the judge finds it is not a tensor)."""
     return list(out) if type(out) in (tuple, list) else [out]
+
+
+class Audit:
+    """One of the offered calls, each kept with the same chance (reservoir sampling): its
+    set's seed, the perturbations it saw, and a copy of its outputs. A copy it lets go of is
+    poisoned like a released output (it holds an answer)."""
+
+    def __init__(self, rng: random.Random, protected: set[int]) -> None:
+        self.rng, self.protected, self.offered = rng, protected, 0
+        self.kept: tuple[int, int, list[Any]] | None = None
+
+    def offer(self, seed: int, perturbed: int, outputs: list[Any]) -> None:
+        self.offered += 1
+        if self.rng.randrange(self.offered) == 0:
+            self._drop()
+            self.kept = (seed, perturbed,
+                         [o.clone() if type(o) in PLAIN_TENSOR_TYPES else o for o in outputs])
+
+    def take(self, dump: Any) -> dict[str, Any] | None:
+        if self.kept is None:
+            return None
+        seed, perturbed, outputs = self.kept
+        entry = {"seed": seed, "perturbed": perturbed, "outputs": dump(outputs), "of": self.offered}
+        self._drop()
+        return entry
+
+    def _drop(self) -> None:
+        if self.kept is not None:
+            poison_released(self.kept[2], self.protected)
+            self.kept = None
 
 
 def _named_reason(e: BaseException) -> str | None:

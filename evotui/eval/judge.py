@@ -254,6 +254,15 @@ class Judge:
         for i, entry in enumerate(earlier):  # the CPU's timed calls, every one
             _, refs = self._reference(req, 0, entry["seed"], entry["perturbed"])
             self._compare(req, entry["outputs"], refs, f"timed call {i + 1}", reasons.STALE_OUTPUT)
+        audited = timing.get("audited")
+        if timing["method"] in ("events", "coarse") and not audited:
+            raise Reject(reasons.TAMPERED, "the report lacks the timed call picked for a check")
+        if audited:  # a GPU's timed call picked at random
+            if audited["seed"] not in list(req.get("timing_seeds") or [req["timing_seed"]]):
+                raise Reject(reasons.TAMPERED, "the timing report answers other seeds")
+            _, refs = self._reference(req, 0, audited["seed"], audited["perturbed"])
+            self._compare(req, audited["outputs"], refs,
+                          f"a timed call picked at random (of {audited['of']})", reasons.STALE_OUTPUT)
         for entry in timing["inputs_after"]:
             pristine, _ = self._reference(req, 0, entry["seed"], entry.get("perturbed", 0))
             self._check_inputs(entry["inputs"], pristine, "timing")
@@ -328,9 +337,18 @@ class Judge:
             return {"ok": False, "reason": reasons.TORCH_FALLBACK,
                     "message": f"while being compared, forward computed with torch: {ops}"}
         _, refs = self._reference(req, 0, report["seed"])
+        audited = report.get("audited") or []
+        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
         for k, outputs in enumerate(report["outputs"]):
             try:
                 self._compare(req, outputs, refs, f"A/B candidate {k}", reasons.STALE_OUTPUT)
+                # one of its timed calls, picked at random
+                entry = audited[k] if k < len(audited) else None
+                if not entry or entry["seed"] not in seeds:
+                    raise Reject(reasons.TAMPERED, "the A/B report lacks a timed call's output")
+                _, arefs = self._reference(req, 0, entry["seed"], entry["perturbed"])
+                self._compare(req, entry["outputs"], arefs,
+                              f"A/B candidate {k}, a timed call picked at random", reasons.STALE_OUTPUT)
             except Reject as r:
                 return {"ok": False, "reason": r.reason, "message": r.message, "index": k}
         return {"ok": True}

@@ -1,0 +1,107 @@
+"""An evaluation or an A/B through the worker's GPU code path, on the CPU.
+
+The worker's ``CandidateRunner`` times with a ``CudaTimer`` whose CUDA parts (events,
+synchronize, L2 flush, sleep) are wall-clock stand-ins, and kernels run in Triton's
+interpreter; the ``Judge`` decides as usual. What it shows is the sequence of calls a GPU
+evaluation makes (which are prepared, which judged, which audited) — its times mean nothing.
+Run in a process of its own (it patches the interpreter and torch.cuda.synchronize):
+
+    TRITON_INTERPRET=1 python -m tests.simulated_gpu evaluate TASK_DIR CANDIDATE [--raw]
+    TRITON_INTERPRET=1 python -m tests.simulated_gpu ab TASK_DIR INCUMBENT CHALLENGER [--raw]
+
+Prints the verdict as one JSON line. ``--raw``: static rules off (as ``EvaluatorPool(...,
+static_checks=False)``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+from evotui.eval.candidate_runner import CandidateRunner
+from evotui.eval.judge import Judge
+from evotui.eval.timing import CudaTimer
+from evotui.task import resolve_task
+
+
+class _WallEvent:
+    def __init__(self, enable_timing: bool = True) -> None:
+        self.at = 0.0
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def elapsed_time(self, other: _WallEvent) -> float:
+        return (other.at - self.at) * 1000
+
+
+class SimulatedTimer(CudaTimer):
+    def __init__(self) -> None:  # no device: nothing of CudaTimer's own set-up
+        self.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(_sleep=lambda cycles: None))
+        self.Event = _WallEvent
+        self.synchronize = lambda *args: None
+        self.perf_counter = time.perf_counter
+
+    def flush(self) -> None:
+        pass
+
+    def intact(self) -> bool:
+        return True
+
+
+def _common(task: Any, scratch: Path, static_checks: bool, rng: random.Random) -> dict[str, Any]:
+    def seed() -> int:
+        return rng.randrange(1, 2**62)
+
+    return {"task": str(task.path), "atol": task.meta.atol, "rtol": task.meta.rtol,
+            "allow_torch": list(task.meta.allow_torch), "static_checks": static_checks,
+            "scratch": str(scratch), "shapes": task.shapes("cpu"), "init_seed": seed(),
+            "timing_seed": seed(), "timing_seeds": [seed() for _ in range(3)],
+            "recheck_seed": seed()}
+
+
+def main(argv: list[str]) -> int:
+    import torch
+
+    raw = "--raw" in argv
+    args = [a for a in argv if a != "--raw"]
+    mode, task = args[0], resolve_task(Path(args[1]))
+    rng = random.SystemRandom()
+    runner = CandidateRunner("cpu")
+    runner.timer = SimulatedTimer()
+    judge = Judge("cpu")
+    scratch = Path(tempfile.mkdtemp(prefix="evotui-sim-"))
+    req = _common(task, scratch, not raw, rng)
+    if mode == "evaluate":
+        cand = scratch / "candidate.py"
+        shutil.copy(args[2], cand)
+        shapes = req["shapes"]
+        order = [0] + [1 if len(shapes) > 1 else 0] * 4
+        req.update(candidate=str(cand), time=True, slow_cutoff_ms=None, dialect="triton",
+                   trials=[{"seed": rng.randrange(1, 2**62), "shape": s} for s in order],
+                   verify_seed=rng.randrange(1, 2**62), ghost_seed=rng.randrange(1, 2**62),
+                   ghost_shape=1 if len(shapes) > 1 else 0)
+        verdict = judge.judge(req, runner.evaluate(req))
+        print(json.dumps({"accepted": verdict["accepted"], "reason": verdict["reason"],
+                          "message": verdict["message"]}))
+    else:
+        torch.cuda.synchronize = lambda *a, **k: None  # compare ends with one
+        paths = []
+        for name, src in (("incumbent", args[2]), ("challenger", args[3])):
+            paths.append(str(scratch / f"{name}.py"))
+            shutil.copy(src, paths[-1])
+        req["candidates"] = paths
+        check = judge.check_ab(req, runner.compare(req))
+        print(json.dumps(check))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

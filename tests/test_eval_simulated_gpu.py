@@ -1,0 +1,47 @@
+"""The worker's GPU code path on the CPU (tests/simulated_gpu.py: a CudaTimer with wall-clock
+stand-ins for its CUDA parts, kernels in Triton's interpreter): which calls a GPU evaluation
+and an A/B judge. Times mean nothing here; verdicts do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import CANDIDATES, SAMPLES
+
+ROOT = SAMPLES.parent
+SOFTMAX = SAMPLES / "softmax"
+PREPARED_CHEAT = CANDIDATES / "softmax" / "cheat_r9_dishonest_when_prepared.py"
+
+
+def simulate(*args: str) -> dict:
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, "-m", "tests.simulated_gpu", *map(str, args)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_seed_passes_the_gpu_path():
+    verdict = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py")
+    assert verdict["accepted"], verdict
+    assert simulate("ab", SOFTMAX, SOFTMAX / "seed.py", SOFTMAX / "seed.py")["ok"]
+
+
+@pytest.mark.parametrize("mode", ["evaluate", "ab"])
+def test_half_the_work_in_the_prepared_calls_is_caught(mode):
+    """Round 9: a candidate that knows which calls are the timer's prepared ones (warm-up and
+    sampled) computed half the rows there and was honest in every call that was judged. One
+    prepared call picked at random is judged now, in an evaluation and in an A/B."""
+    if mode == "evaluate":
+        verdict = simulate("evaluate", SOFTMAX, PREPARED_CHEAT, "--raw")
+        assert not verdict["accepted"], verdict
+    else:
+        verdict = simulate("ab", SOFTMAX, SOFTMAX / "seed.py", PREPARED_CHEAT, "--raw")
+        assert not verdict["ok"] and verdict["index"] == 1, verdict
+    assert verdict["reason"] in {"stale_output", "unwritten_output"}, verdict
+    assert "picked at random" in verdict["message"], verdict
