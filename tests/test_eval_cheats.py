@@ -296,6 +296,8 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
     # round 8: a kernel's 64 partial sums added in Python, the output made by `torch.full`
     # (no scalar read after a kernel ran)
     ("cross_entropy", "cheat_r8_host_mean.py", {"torch_fallback"}),
+    # round 9: a counter kept in the lowest bit of a weight (within tolerance)
+    ("rmsnorm", "cheat_r9_state_in_weight.py", {"modified_inputs"}),
 ])
 def test_runtime_cheats_on_other_tasks_are_rejected(cpu_pool, sample, name, reasons):
     from evotui.task import resolve_task

@@ -21,6 +21,7 @@ from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.op_policy import PLAIN_TENSOR_TYPES, OpPolicy, poison_released, storages
 from evotui.eval.perturb import perturb
 from evotui.eval.protocol import dump_tensor
+from evotui.eval.weight_guard import WeightGuard
 from evotui.task import load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
@@ -411,8 +412,10 @@ class CandidateRunner:
         # over them all, its output copied before it is released).
         earlier: list[dict[str, Any]] = []
         audit = Audit(random.Random(f"audit:{req['timing_seed']}"), protected)
+        weights = WeightGuard(model)
 
         def prepare() -> None:  # new values before every timed call (evotui.eval.perturb)
+            weights.check()
             if state["out"] is not None:  # no call finds an earlier answer in its output
                 outs, k = as_outputs(state["out"]), state["last"]
                 if self.timer is None:
@@ -455,6 +458,7 @@ class CandidateRunner:
             raise self._failure(e, req["candidate"], "while timing: ") from None
         phases["timer"] = time.perf_counter() - clock  # of "timing": the rest is the rechecks
         timing_launches = self.recorder.total
+        weights.check()
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         last = state["out"]
@@ -495,6 +499,7 @@ class CandidateRunner:
             "outputs": timed_outputs,
             "earlier_outputs": earlier,
             "audited": audited,
+            "weights_changed": weights.changed_any(),
             "inputs_after": inputs_after,
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
         }

@@ -248,6 +248,9 @@ class Judge:
                              f"{timing['launches_per_call']} per checked call")
         _, refs = self._reference(req, 0, timing["seed"], timing.get("perturbed", 0))
         self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
+        if timing.get("weights_changed"):
+            raise Reject(reasons.MODIFIED_INPUTS, "the model's weights changed between timed calls "
+                         "(a kernel wrote into them: state kept across calls)")
         earlier = timing.get("earlier_outputs") or []
         if timing["method"] == "interpreter" and len(earlier) != timing["calls"] - 1:
             raise Reject(reasons.TAMPERED, "the report lacks the outputs of the timed calls")

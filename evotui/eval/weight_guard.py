@@ -1,0 +1,56 @@
+"""The model's weights may not change while it is timed.
+
+A kernel can write into the tensors it is given; into the task's weights, a low bit flipped
+per call is a counter that survives between calls (red team round 9: laundered past the CUDA
+C rules' read-only check, then "odd calls compute half the rows"), within tolerance of the
+reference. Before every prepared call and after the last, every parameter is compared with
+a copy taken before timing, bit for bit, on the device (no host sync: the result is read
+once, after timing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from evotui.eval.op_policy import PLAIN_TENSOR_TYPES
+
+_SAME_WIDTH_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def own_parameters(model: Any) -> list[torch.Tensor]:
+    """The parameters of ``model`` and its submodules, read from their dicts: no method of
+    the candidate's class runs (``parameters()`` could be overridden)."""
+    out, seen, stack = [], set(), [model]
+    while stack:
+        module = stack.pop()
+        if id(module) in seen or not isinstance(module, torch.nn.Module):
+            continue
+        seen.add(id(module))
+        fields = object.__getattribute__(module, "__dict__")
+        params, children = fields.get("_parameters"), fields.get("_modules")
+        if type(params) is dict:
+            out += [p for p in dict.values(params) if type(p) in PLAIN_TENSOR_TYPES]
+        if type(children) is dict:
+            stack += list(dict.values(children))
+    return out
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().view(_SAME_WIDTH_INT.get(t.element_size(), torch.uint8))
+
+
+class WeightGuard:
+    def __init__(self, model: Any) -> None:
+        self.params = own_parameters(model)
+        self.copies = [_bits(p).clone() for p in self.params]
+        self.changed: torch.Tensor | None = None
+
+    def check(self) -> None:
+        for p, copy in zip(self.params, self.copies, strict=True):
+            differs = (_bits(p) != copy).any()
+            self.changed = differs if self.changed is None else self.changed | differs
+
+    def changed_any(self) -> bool:
+        return bool(self.changed) if self.changed is not None else False
