@@ -96,9 +96,12 @@ def test_the_seed_is_accepted_and_cheats_rejected_for_the_right_reason(dask_pool
 
 
 def test_a_segfault_costs_one_rejection_not_the_dask_worker(dask_pool, cluster, softmax_task):
+    from evotui.eval.dask_pool import DaskEvaluatorPool
+
     client = dask_pool.client
     pids = client.run(os.getpid)
-    crash = dask_pool.evaluate(_request(softmax_task, "fault_segfault"))
+    with DaskEvaluatorPool(cluster, device="cpu", static_checks=False) as raw:  # ctypes
+        crash = raw.evaluate(_request(softmax_task, "fault_segfault"))
     assert (crash.accepted, crash.reason) == (False, "crashed")
     assert "SIGSEGV" in crash.message
     # the next candidates evaluate on both workers, the one that hosted the crash included

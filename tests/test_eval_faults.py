@@ -22,7 +22,6 @@ def seed_is_accepted(pool, task) -> bool:
 
 
 @pytest.mark.parametrize(("name", "reason"), [
-    ("fault_segfault.py", "crashed"),  # passes the static rules: a wild load in a kernel
     ("fault_raise.py", "runtime_error"),
     ("fault_flood.py", "output_flood"),
     ("fault_syntax.py", "syntax_error"),
@@ -31,6 +30,20 @@ def test_faults_are_rejected_and_the_pool_recovers(cpu_pool, softmax_task, name,
     result = run(cpu_pool, softmax_task, name)
     assert (result.accepted, result.reason) == (False, reason), result.message
     assert seed_is_accepted(cpu_pool, softmax_task)
+
+
+def test_a_segfault_is_rejected_and_the_pool_recovers(raw_cpu_pool, softmax_task):
+    result = run(raw_cpu_pool, softmax_task, "fault_segfault.py")
+    assert (result.accepted, result.reason) == (False, "crashed"), result.message
+    assert seed_is_accepted(raw_cpu_pool, softmax_task)
+
+
+def test_a_wild_load_in_a_kernel_stops_at_the_interpreters_bounds(cpu_pool, softmax_task):
+    """It used to kill the CPU worker (SIGSEGV): the interpreter's pointers are host addresses."""
+    source = (SOFTMAX / "cheat_shape_specialised.py").read_text()
+    result = cpu_pool.evaluate(EvalRequest(task=softmax_task, source=source))
+    assert (result.accepted, result.reason) == (False, "out_of_bounds"), result.message
+    assert "outside the tensors passed to its launch" in result.message
 
 
 def test_a_hang_times_out_and_the_pool_recovers(cpu_pool, softmax_task):

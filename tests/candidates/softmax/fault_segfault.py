@@ -1,42 +1,13 @@
-"""FAULT: an out-of-bounds load that crashes the interpreter process (segfault)."""
+"""FAULT: the worker process dies of SIGSEGV in the middle of a call (needs static rules off:
+they refuse `ctypes`; and a Triton kernel's wild load, the old way to crash the CPU worker,
+is stopped by the interpreter's bounds, `out_of_bounds`)."""
 
-import torch
+import ctypes
+
 import torch.nn as nn
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=-float("inf"))
-    x = x - tl.max(x, axis=0)
-    e = tl.exp(x)
-    tl.store(y_ptr + row * stride_y + cols, e / tl.sum(e, axis=0), mask=mask)
-
-
-def honest(x):
-    x = x.contiguous()
-    y = torch.empty_like(x)
-    softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0),
-                                  BLOCK=triton.next_power_of_2(x.shape[1]))
-    return y
-
-
-@triton.jit
-def wild_kernel(x_ptr, y_ptr):
-    tl.store(y_ptr, tl.load(x_ptr + 1000000000000))
 
 
 class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.calls = 0
-        self.cache = {}
-
     def forward(self, x):
-        y = torch.empty_like(x)
-        wild_kernel[(1,)](x, y)
-        return y
+        ctypes.string_at(0)  # reads address 0
+        return x
