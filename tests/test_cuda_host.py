@@ -257,3 +257,18 @@ def test_in_a_checked_call_the_harness_buffers_start_poisoned(rmsnorm, launches)
         y = model(*inputs)  # the fake launch writes nothing
     assert torch.isnan(y.float()).all() and y.view(torch.int16).eq(-1).all()
     assert not policy.violations
+
+
+def test_the_weights_a_cuda_model_holds_are_guarded(rmsnorm, launches):
+    """A kernel that writes into the task's weights (round 9 laundered the address past the
+    PTX rules) is seen between timed calls: the guard knows the harness-built model's weights."""
+    from evotui.eval.weight_guard import WeightGuard
+
+    model, _ = build(rmsnorm)
+    guard = WeightGuard(model)
+    assert [t.data_ptr() for t in guard.params] == [model.tensors["weight"].data_ptr()]
+    guard.check()
+    assert not guard.changed_any()
+    model.tensors["weight"].view(torch.int16)[0] ^= 1  # what the laundered store did
+    guard.check()
+    assert guard.changed_any()

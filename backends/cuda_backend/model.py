@@ -305,6 +305,10 @@ def model_class(program: Program, task_module: Any) -> type:
         def eval(self) -> ModelNew:
             return self
 
+        def guarded_tensors(self) -> list[Any]:
+            """The task's weights, which no kernel may change (evotui.eval.weight_guard)."""
+            return list(self.tensors.values())
+
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             return self.forward(*args, **kwargs)
 
