@@ -28,7 +28,9 @@ def evaluate(pool, task, name: str, **kw):
                                   # module constants from math (`tl.constexpr(math.log2(
                                   # math.e))`), read in the kernel as Triton requires
                                   "honest_math_constexpr_online.py",
-                                  "honest_strided_exp2.py"])
+                                  "honest_strided_exp2.py",
+                                  # output: a view of a persistent buffer with a constant after it
+                                  "honest_softmax_persistent_buf_const.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)
@@ -324,3 +326,11 @@ def test_a_scalar_read_after_a_kernel_ran_is_a_torch_fallback():
         torch.ones(2)[0].item()
     assert list(policy.violations) == ["aten::_local_scalar_dense (a value read on the host "
                                        "after a kernel ran)"]
+
+
+def test_a_parameter_used_as_scratch_is_rejected_with_a_way_out(cpu_pool, softmax_task):
+    """A documented trade-off of the weights guard (round 9): the message names the parameter
+    and the alternative."""
+    result = evaluate(cpu_pool, softmax_task, "tradeoff_param_as_scratch.py")
+    assert (result.accepted, result.reason) == (False, "modified_inputs"), result.message
+    assert "`scratch`" in result.message and "register_buffer" in result.message

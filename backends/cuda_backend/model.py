@@ -305,9 +305,9 @@ def model_class(program: Program, task_module: Any) -> type:
         def eval(self) -> ModelNew:
             return self
 
-        def guarded_tensors(self) -> list[Any]:
+        def guarded_tensors(self) -> list[tuple[str, Any]]:
             """The task's weights, which no kernel may change (evotui.eval.weight_guard)."""
-            return list(self.tensors.values())
+            return list(self.tensors.items())
 
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             return self.forward(*args, **kwargs)

@@ -248,9 +248,13 @@ class Judge:
                              f"{timing['launches_per_call']} per checked call")
         _, refs = self._reference(req, 0, timing["seed"], timing.get("perturbed", 0))
         self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
-        if timing.get("weights_changed"):
-            raise Reject(reasons.MODIFIED_INPUTS, "the model's weights changed between timed calls "
-                         "(a kernel wrote into them: state kept across calls)")
+        changed = timing.get("weights_changed")
+        if changed:
+            names = ", ".join(f"`{n}`" for n in changed[:5]) if isinstance(changed, list) else "?"
+            raise Reject(reasons.MODIFIED_INPUTS,
+                         f"the model's parameters changed between timed calls ({names}): a kernel "
+                         "wrote into them, which can keep state from one call to the next; keep "
+                         "scratch memory in a buffer (register_buffer) or allocate it per call")
         earlier = timing.get("earlier_outputs") or []
         if timing["method"] == "interpreter" and len(earlier) != timing["calls"] - 1:
             raise Reject(reasons.TAMPERED, "the report lacks the outputs of the timed calls")

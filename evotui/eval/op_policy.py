@@ -45,6 +45,7 @@ MAX_SCALAR_READS = 64  # per call: `.item()` beyond this is host-side computatio
 UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
                            "new_empty_strided", "empty_permuted"})
 POISON_BYTE = 0xFF
+_SAME_WIDTH_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def poison(t: torch.Tensor, start: int = 0) -> None:
@@ -69,7 +70,13 @@ def poison_released(outputs: list[Any], protected: set[int]) -> None:
     ``protected`` (inputs, weights) are never touched."""
     for t in outputs:
         if type(t) in PLAIN_TENSOR_TYPES and t.untyped_storage().data_ptr() not in protected:
-            poison(t)
+            # the output's own elements only: its storage may hold more the candidate keeps
+            # (an output viewing part of a persistent buffer with constants beside it)
+            try:
+                bits = t.detach().view(_SAME_WIDTH_INT[t.element_size()])
+                bits.fill_(POISON_BYTE if bits.dtype == torch.uint8 else -1)  # every byte 0xFF
+            except (RuntimeError, KeyError):  # overlapping strides (an expanded view), ...
+                pass
 
 
 class OpPolicy(TorchDispatchMode):

@@ -109,4 +109,4 @@ class TimedCalls:
         self.weights.check()
         return {"earlier_outputs": self.earlier,
                 "audited": self.audit.take(lambda values: self.dump(values, "audited_out")),
-                "weights_changed": self.weights.changed_any()}
+                "weights_changed": self.weights.changed_names()}

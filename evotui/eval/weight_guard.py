@@ -19,24 +19,25 @@ from evotui.eval.op_policy import PLAIN_TENSOR_TYPES
 _SAME_WIDTH_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
-def own_parameters(model: Any) -> list[torch.Tensor]:
-    """The parameters of ``model`` and its submodules, read from their dicts: no method of
-    the candidate's class runs (``parameters()`` could be overridden). A model the harness
-    built (the CUDA C dialect's) names the task's weights it holds itself."""
+def own_parameters(model: Any) -> list[tuple[str, torch.Tensor]]:
+    """The named parameters of ``model`` and its submodules, read from their dicts: no
+    method of the candidate's class runs (``parameters()`` could be overridden). A model the
+    harness built (the CUDA C dialect's) names the task's weights it holds itself."""
     if type(model).__module__.startswith("backends.") and hasattr(type(model), "guarded_tensors"):
-        return [t for t in model.guarded_tensors() if type(t) in PLAIN_TENSOR_TYPES]
-    out, seen, stack = [], set(), [model]
+        return [(n, t) for n, t in model.guarded_tensors() if type(t) in PLAIN_TENSOR_TYPES]
+    out, seen, stack = [], set(), [("", model)]
     while stack:
-        module = stack.pop()
+        prefix, module = stack.pop()
         if id(module) in seen or not isinstance(module, torch.nn.Module):
             continue
         seen.add(id(module))
         fields = object.__getattribute__(module, "__dict__")
         params, children = fields.get("_parameters"), fields.get("_modules")
         if type(params) is dict:
-            out += [p for p in dict.values(params) if type(p) in PLAIN_TENSOR_TYPES]
+            out += [(prefix + str(n), p) for n, p in dict.items(params)
+                    if type(p) in PLAIN_TENSOR_TYPES]
         if type(children) is dict:
-            stack += list(dict.values(children))
+            stack += [(f"{prefix}{n}.", m) for n, m in dict.items(children)]
     return out
 
 
@@ -46,14 +47,17 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 class WeightGuard:
     def __init__(self, model: Any) -> None:
-        self.params = own_parameters(model)
+        named = own_parameters(model)
+        self.names = [n for n, _ in named]
+        self.params = [p for _, p in named]
         self.copies = [_bits(p).clone() for p in self.params]
-        self.changed: torch.Tensor | None = None
+        self.changed: list[torch.Tensor | None] = [None] * len(self.params)
 
     def check(self) -> None:
-        for p, copy in zip(self.params, self.copies, strict=True):
+        for i, (p, copy) in enumerate(zip(self.params, self.copies, strict=True)):
             differs = (_bits(p) != copy).any()
-            self.changed = differs if self.changed is None else self.changed | differs
+            self.changed[i] = differs if self.changed[i] is None else self.changed[i] | differs
 
-    def changed_any(self) -> bool:
-        return bool(self.changed) if self.changed is not None else False
+    def changed_names(self) -> list[str]:
+        """The parameters that differed at some check (reads the device once)."""
+        return [n for n, c in zip(self.names, self.changed, strict=True) if c is not None and bool(c)]
