@@ -45,7 +45,7 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     # its replayed tensor is poisoned when the harness lets go of it between timed calls
     ("cheat_replay_after_checks.py", {"stale_output", "unwritten_output"}),
     # round 9: the first CPU timed call (told apart by the version counter) computed one row
-    ("cheat_r9_skip_unchecked_timed_call.py", {"stale_output", "nan_inf"}),  # garbage rows
+    ("cheat_r9_skip_unchecked_timed_call.py", {"stale_output", "nan_inf", "unwritten_output"}),
     # round 9: an interpreted kernel rewrote the op name the policy looked up, in place
     ("cheat_r9_interp_poke_opname.py", {"out_of_bounds"}),
     ("cheat_stale_memory.py", {"unwritten_output"}),  # its allocations are poisoned
