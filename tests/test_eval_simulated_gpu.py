@@ -45,3 +45,13 @@ def test_half_the_work_in_the_prepared_calls_is_caught(mode):
         assert not verdict["ok"] and verdict["index"] == 1, verdict
     assert verdict["reason"] in {"stale_output", "unwritten_output"}, verdict
     assert "picked at random" in verdict["message"], verdict
+
+
+def test_patching_the_changed_rows_only_on_rotating_tensors_is_caught():
+    """Round 10: a GEMM recomputed only the row blocks that changed whenever its input was
+    another tensor than the previous call's (the timed calls rotate over input sets), and
+    everything when the same tensor came twice (the value-cache rounds used one tensor).
+    Those rounds rotate over the sets too now: `cached_results`."""
+    verdict = simulate("evaluate", SAMPLES / "matmul_bias_relu",
+                       CANDIDATES / "matmul" / "cheat_r10_patch_rows_identity.py")
+    assert (verdict["accepted"], verdict["reason"]) == (False, "cached_results"), verdict

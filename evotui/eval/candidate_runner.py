@@ -21,7 +21,7 @@ from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.op_policy import OpPolicy, poison_released, storages
 from evotui.eval.perturb import perturb
 from evotui.eval.protocol import dump_tensor
-from evotui.eval.timed_calls import Audit, TimedCalls, as_outputs
+from evotui.eval.timed_calls import Audit, TimedCalls, ValueRounds, as_outputs
 from evotui.task import load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
@@ -436,7 +436,7 @@ class CandidateRunner:
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
         inputs = sets[calls.last]
         calls.out = None
-        fresh_check = self._fresh_vs_same(model, inputs, task, shapes[0], req)
+        fresh_check = self._fresh_vs_same(model, calls, task, shapes[0], req)
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
         self._refill(inputs, task, shapes[0], req["recheck_seed"])
@@ -466,35 +466,26 @@ class CandidateRunner:
             "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
         }
 
-    def _fresh_vs_same(self, model, inputs, task, shape, req) -> Any:
+    def _fresh_vs_same(self, model, calls: TimedCalls, task, shape, req) -> Any:
         """Calls on new values vs calls on the same values written again, and on those with
-        one element changed, on the last timed input set (evotui.eval.timing.FRESH_KINDS).
-        Its outputs are not judged: the recheck that follows is."""
+        one element changed, rotating over the timed input sets
+        (evotui.eval.timed_calls.ValueRounds). Its outputs are not judged: the recheck that
+        follows is."""
         from evotui.eval.timing import wall_fresh_vs_same
 
-        protected = storages(inputs)
-        held: list[Any] = []
+        def fresh_seed(i: int) -> int:
+            return ((req["recheck_seed"] ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
 
-        def refresh(i: int, kind: str) -> None:
-            # released as between timed calls; then the same generation and copy before
-            # every kind: only the values differ
-            while held:
-                poison_released(as_outputs(held.pop()), protected)
-            seed = ((req["recheck_seed"] ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
-            self._refill(inputs, task, shape, seed)
-            if kind == "patch":
-                perturb(inputs, seed, 0)
-
-        def call() -> None:
-            held.append(model(*inputs))
+        rounds = ValueRounds(model, calls, lambda values, seed: self._refill(values, task, shape, seed),
+                             fresh_seed)
 
         def measure(first_round: int) -> Any:
             def values(i: int, kind: str) -> None:
-                refresh(first_round + i, kind)
+                rounds.refresh(first_round + i, kind)
 
             if self.timer is not None:
-                return self.timer.fresh_vs_same(call, values)
-            return wall_fresh_vs_same(call, values)
+                return self.timer.fresh_vs_same(rounds.call, values)
+            return wall_fresh_vs_same(rounds.call, values)
 
         try:
             check = measure(0)

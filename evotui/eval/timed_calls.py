@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evotui.eval.op_policy import PLAIN_TENSOR_TYPES, poison_released, storages
-from evotui.eval.perturb import perturb
+from evotui.eval.perturb import perturb, replay
 from evotui.eval.weight_guard import WeightGuard
 
 Dump = Callable[[list[Any], str], list[dict[str, Any]]]  # (values, file prefix) -> records
@@ -110,3 +110,41 @@ class TimedCalls:
         return {"earlier_outputs": self.earlier,
                 "audited": self.audit.take(lambda values: self.dump(values, "audited_out")),
                 "weights_changed": self.weights.changed_names()}
+
+
+class ValueRounds:
+    """The calls of the value-cache guard (``CudaTimer.fresh_vs_same``): new values, the same
+    values written again, those with one element changed. Like the timed calls, consecutive
+    calls use different input sets (round 10: a GEMM recomputed only the changed row blocks
+    when its input was another tensor than the previous call's, and computed everything when
+    the same tensor came twice — as it did here, so the guard never saw the patching).
+    Each set's values at its last call are kept as (seed, perturbations), so "the same
+    values" are those that set held when it was last used."""
+
+    def __init__(self, model: Any, calls: TimedCalls, refill: Callable[[list[Any], int], None],
+                 fresh_seed: Callable[[int], int]) -> None:
+        self.model, self.sets, self.refill, self.fresh_seed = model, calls.sets, refill, fresh_seed
+        self.values = [(seed, calls.perturbed[j]) for j, seed in enumerate(calls.seeds)]
+        self.protected = calls.protected
+        self.current = calls.next_set()
+        self.count = 0
+        self.held: list[Any] = []
+
+    def refresh(self, i: int, kind: str) -> None:
+        while self.held:  # released as between timed calls
+            poison_released(as_outputs(self.held.pop()), self.protected)
+        # every set in turn, shifted each round so that each kind meets every set
+        self.current = j = (self.count + self.count // 3) % len(self.sets)
+        self.count += 1
+        seed, perturbations = self.values[j]
+        if kind == "new":
+            seed, perturbations = self.fresh_seed(i), 0
+        elif kind == "patch":
+            perturbations += 1
+        # the same generation and copy before every kind: only the values differ
+        self.refill(self.sets[j], seed)
+        replay(self.sets[j], seed, perturbations)
+        self.values[j] = (seed, perturbations)
+
+    def call(self) -> None:
+        self.held.append(self.model(*self.sets[self.current]))
