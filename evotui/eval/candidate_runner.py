@@ -19,7 +19,7 @@ from evotui.eval import reasons
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.op_policy import OpPolicy, poison_released, storages
-from evotui.eval.perturb import perturb
+from evotui.eval.perturb import changed_seed, write_quietly
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import Audit, TimedCalls, ValueRounds, as_outputs
 from evotui.task import load_module, make_init_inputs, make_inputs
@@ -164,8 +164,8 @@ class CandidateRunner:
         torch = self.torch
         task = self._task(req["task"])
         shape = req["shapes"][0]
-        # as in an evaluation's timing: each model's calls rotate over input sets, and one
-        # element changes before every call (evotui.eval.perturb)
+        # as in an evaluation's timing: each model's calls rotate over input sets, whose
+        # values all change before every call (evotui.eval.perturb)
         seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
         sets = [self._to_device(make_inputs(task, shape, s, self.device)) for s in seeds]
         inputs = sets[0]
@@ -209,8 +209,9 @@ class CandidateRunner:
                     poison_released(as_outputs(last[k]), protected)
                     last[k] = None
                 j = calls[k] % len(sets)
-                perturb(sets[j], seeds[j], perturbed[j])
                 perturbed[j] += 1
+                write_quietly(sets[j], make_inputs(task, shape, changed_seed(seeds[j], perturbed[j]),
+                                                   self.device))
 
             first = self._watcher(allow, violations, poison=True)
             for k in range(len(models)):
@@ -258,11 +259,9 @@ class CandidateRunner:
 
     def _refill(self, inputs: list[Any], task: types.ModuleType, shape: dict[str, Any],
                 seed: int) -> None:
-        """New values, those of input set ``seed``, in the same tensors."""
-        new = self._to_device(make_inputs(task, shape, seed, self.device))
-        for live, value in zip(inputs, new, strict=True):
-            if isinstance(live, self.torch.Tensor):
-                live.copy_(value)
+        """New values, those of input set ``seed``, in the same tensors (version counters
+        unmoved, as between timed calls)."""
+        write_quietly(inputs, self._to_device(make_inputs(task, shape, seed, self.device)))
 
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
         torch = self.torch
@@ -403,7 +402,8 @@ class CandidateRunner:
         sets = [self._to_device(make_inputs(task, shapes[0], s, self.device)) for s in seeds]
         calls = TimedCalls(model, sets, seeds, judge_every_call=self.timer is None,
                            audit_seed=req["timing_seed"],
-                           dump=lambda values, prefix: self._dump(values, scratch, prefix))
+                           dump=lambda values, prefix: self._dump(values, scratch, prefix),
+                           generate=lambda seed: make_inputs(task, shapes[0], seed, self.device))
         watched_ops: dict[str, int] = {}
         watched = self._watcher(allow, watched_ops)
         self.recorder.reset()

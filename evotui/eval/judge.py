@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evotui.eval import reasons
-from evotui.eval.perturb import replay
+from evotui.eval.perturb import values_seed
 from evotui.eval.protocol import TensorMeta, load_tensor
 from evotui.eval.timing import FreshCheck, peak_bytes_per_s
 from evotui.task import load_module, make_init_inputs, make_inputs, roofline_of
@@ -53,8 +53,9 @@ class Judge:
 
     def _reference(self, req: dict[str, Any], shape_index: int, seed: int,
                    perturbed: int = 0) -> tuple[list[Any], list[Any]]:
-        """Inputs generated from ``seed`` (after ``perturbed`` perturbations: the state a
-        timed set was left in) and the task's ``Model`` output on them."""
+        """Inputs generated from ``seed`` (after ``perturbed`` changes of all its values: the
+        state a timed set was left in, evotui.eval.perturb) and the task's ``Model`` output
+        on them."""
         torch = self.torch
         key, task = self._task(req["task"])
         shape = req["shapes"][shape_index]
@@ -68,8 +69,7 @@ class Judge:
             torch.manual_seed(req["init_seed"])
             self.models[mkey] = task.Model(*init).to(self.device).eval()
         inputs = [v.to(self.device) if isinstance(v, torch.Tensor) else v
-                  for v in make_inputs(task, shape, seed, self.device)]
-        replay(inputs, seed, perturbed)
+                  for v in make_inputs(task, shape, values_seed(seed, perturbed), self.device)]
         with torch.no_grad():
             out = self.models[mkey](*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
         outs = list(out) if isinstance(out, tuple | list) else [out]

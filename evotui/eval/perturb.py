@@ -1,18 +1,46 @@
-"""Inputs that change between timed calls, so that no timed call repeats the values of an
-earlier one: a cache keyed on input values (or a fingerprint of them) gains nothing, and one
-keyed on part of them returns a stale answer that the check of the last timed call sees.
+"""Inputs that change between timed calls.
 
-Before each timed call, one element of every floating-point input of the set that call will
-use takes the value of another element of the same tensor (so values stay in the task's
-domain: no negative where a log follows). Which elements is a pure function of the set's
-seed and the perturbation's index, so the judge replays them on inputs it generates itself.
-Runs on the device, with no host sync, outside the timed events.
+Before each timed call the set it will use gets entirely new values (``changed_seed``: the
+task's own generator, so values stay in its domain), written through another tensor on the
+same storage (``write_quietly``: no version counter moves). Until session 5 one element
+changed per call: a GEMM could then recompute only the row blocks that changed since it last
+saw the tensor, with every output right (red team rounds 10 and 11); with all values new,
+no cache, patch or incremental update gains anything.
+
+``perturb`` remains for the value-cache rounds' "one element changed" kind: one element of
+every floating-point input takes the value of another element of the same tensor, a pure
+function of the seed and an index (``replay`` repeats a sequence of them).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 from typing import Any
+
+
+def changed_seed(seed: int, index: int) -> int:
+    """The seed of input set ``seed``'s values after its ``index``-th change (index >= 1);
+    the judge regenerates them from it."""
+    digest = hashlib.sha256(f"evotui-change:{seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") % 2**63
+
+
+def values_seed(seed: int, changes: int) -> int:
+    """The seed a set generated from ``seed`` holds the values of after ``changes`` changes."""
+    return seed if changes == 0 else changed_seed(seed, changes)
+
+
+def write_quietly(live: list[Any], values: list[Any]) -> None:
+    """``values`` into the tensors of ``live``, through other tensors on the same storage:
+    their version counters do not move (a candidate could tell the calls so prepared)."""
+    import torch
+
+    for t, v in zip(live, values, strict=True):
+        if isinstance(t, torch.Tensor):
+            alias = torch.empty(0, dtype=t.dtype, device=t.device).set_(
+                t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
+            alias.copy_(v)
 
 
 def _unravel(flat_index: int, shape: tuple[int, ...]) -> tuple[int, ...]:

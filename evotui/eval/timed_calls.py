@@ -5,7 +5,8 @@ Before each prepared call (warm-up and sampled; ``prepare``), outside the timed 
 - the model's weights are compared with a copy (``weight_guard``);
 - the previous call's outputs are released poisoned (``op_policy.poison_released``): no call
   finds an earlier answer in the block the allocator hands it;
-- one element of the next set changes (``perturb``), with no version counter moving.
+- the next set gets entirely new values (``perturb.changed_seed``), no version counter
+  moving.
 
 Not only the last timed call is judged (red team round 9: a candidate told the prepared
 calls from the timer's others and computed half the rows in them): on the CPU every one of
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evotui.eval.op_policy import PLAIN_TENSOR_TYPES, poison_released, storages
-from evotui.eval.perturb import perturb, replay
+from evotui.eval.perturb import changed_seed, replay, values_seed, write_quietly
 from evotui.eval.weight_guard import WeightGuard
 
 Dump = Callable[[list[Any], str], list[dict[str, Any]]]  # (values, file prefix) -> records
@@ -66,10 +67,12 @@ class TimedCalls:
     """``call`` runs the model on the next input set; ``prepare`` readies the one after."""
 
     def __init__(self, model: Any, sets: list[list[Any]], seeds: list[int], *,
-                 judge_every_call: bool, audit_seed: int, dump: Dump) -> None:
+                 judge_every_call: bool, audit_seed: int, dump: Dump,
+                 generate: Callable[[int], list[Any]]) -> None:
         self.model, self.sets, self.seeds, self.dump = model, sets, seeds, dump
+        self.generate = generate  # a set's values from a seed
         self.judge_every_call = judge_every_call
-        self.perturbed = [0] * len(sets)  # perturbations applied to each set (the judge replays them)
+        self.perturbed = [0] * len(sets)  # changes of each set's values (perturb.values_seed)
         self.calls, self.last = 0, 0
         self.out: Any = None
         self.prepared = self.from_prepared = False
@@ -93,8 +96,8 @@ class TimedCalls:
             poison_released(outs, self.protected)
             self.out = None
         k = self.next_set()
-        perturb(self.sets[k], self.seeds[k], self.perturbed[k])
         self.perturbed[k] += 1
+        write_quietly(self.sets[k], self.generate(changed_seed(self.seeds[k], self.perturbed[k])))
         self.prepared = True
 
     def call(self) -> None:
@@ -124,7 +127,8 @@ class ValueRounds:
     def __init__(self, model: Any, calls: TimedCalls, refill: Callable[[list[Any], int], None],
                  fresh_seed: Callable[[int], int]) -> None:
         self.model, self.sets, self.refill, self.fresh_seed = model, calls.sets, refill, fresh_seed
-        self.values = [(seed, calls.perturbed[j]) for j, seed in enumerate(calls.seeds)]
+        # (seed of its values, one-element changes on top): as the timed calls left them
+        self.values = [(values_seed(seed, calls.perturbed[j]), 0) for j, seed in enumerate(calls.seeds)]
         self.protected = calls.protected
         self.current = calls.next_set()
         self.count = 0
