@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from evotui.eval.perturb import values_seed
+from evotui.eval.perturb import values_seed, write_quietly
 from evotui.eval.timed_calls import TimedCalls
 from evotui.task import load_module, make_inputs
 from tests.conftest import SAMPLES
@@ -20,7 +20,8 @@ def test_every_value_of_the_next_set_changes_and_no_version_counter_moves():
     seeds = [11, 12, 13]
     sets = [make_inputs(task, SHAPE, s) for s in seeds]
     calls = TimedCalls(lambda x: x * 2, sets, seeds, judge_every_call=True, audit_seed=1,
-                       dump=lambda values, prefix: [], generate=lambda s: make_inputs(task, SHAPE, s))
+                       dump=lambda values, prefix: [],
+                       refill=lambda values, s: write_quietly(values, make_inputs(task, SHAPE, s)))
     before = [t.clone() for t in sets[0]]
     calls.prepare()
     (x,) = sets[0]

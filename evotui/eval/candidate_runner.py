@@ -18,10 +18,10 @@ from typing import Any
 from evotui.eval import reasons
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
-from evotui.eval.op_policy import OpPolicy, poison_released, storages
-from evotui.eval.perturb import changed_seed, write_quietly
+from evotui.eval.op_policy import OpPolicy
+from evotui.eval.perturb import write_quietly
 from evotui.eval.protocol import dump_tensor
-from evotui.eval.timed_calls import Audit, TimedCalls, ValueRounds, as_outputs
+from evotui.eval.timed_calls import TimedCalls, ValueRounds, as_outputs
 from evotui.task import load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
@@ -181,51 +181,31 @@ class CandidateRunner:
             violations: dict[str, int] = {}
             watched = self._watcher(allow, violations)
 
-            protected = storages([v for values in sets for v in values])
-            calls = [0] * len(models)
-            perturbed = [0] * len(sets)
-            # per model, the values its last call saw, and one prepared call picked at random
-            # whose output the judge checks (as in an evaluation's timing)
-            saw: list[tuple[int, int] | None] = [None] * len(models)
-            audits = [Audit(random.Random(f"audit:{req['timing_seed']}:{k}"), protected)
-                      for k in range(len(models))]
-
-            def caller(k: int):
-                def call() -> None:
-                    j = calls[k] % len(sets)
-                    last[k] = models[k](*sets[j])
-                    calls[k] += 1
-                    saw[k] = (seeds[j], perturbed[j])
-                return call
-
-            def prepare(k: int) -> None:
-                # as before a timed call: the previous answer poisoned and let go, other
-                # values (with the same values every call, a cache keyed on the inputs'
-                # version counter, an output block holding the other model's answer, or
-                # state a kernel left on the device would make a model look faster)
-                if last[k] is not None:
-                    if saw[k] is not None:
-                        audits[k].offer(*saw[k], as_outputs(last[k]))
-                    poison_released(as_outputs(last[k]), protected)
-                    last[k] = None
-                j = calls[k] % len(sets)
-                perturbed[j] += 1
-                write_quietly(sets[j], make_inputs(task, shape, changed_seed(seeds[j], perturbed[j]),
-                                                   self.device))
-
+            # as an evaluation's timed calls (evotui.eval.timed_calls), per model; in a round
+            # both models see the same set, each after its own change of all its values
+            changes = [0] * len(sets)
+            runs = [TimedCalls(model, sets, seeds, judge_every_call=False,
+                               audit_seed=req["timing_seed"] + k, changes=changes,
+                               dump=lambda values, prefix, k=k: self._dump(values, scratch,
+                                                                          f"ab{k}_{prefix}"),
+                               refill=lambda values, seed: self._refill(values, task, shape, seed))
+                    for k, model in enumerate(models)]
             first = self._watcher(allow, violations, poison=True)
-            for k in range(len(models)):
-                first(caller(k))
-            saw[:] = [None] * len(models)  # not a timed call: left out of the audit
-            timings = self.timer.interleaved([caller(k) for k in range(len(models))],
-                                             watch=watched, prepare=prepare,
+            for run in runs:  # not a prepared call: left out of the audit
+                first(run.call)
+            timings = self.timer.interleaved([run.call for run in runs], watch=watched,
+                                             prepare=lambda k: runs[k].prepare(),
                                              rng=random.Random(req["timing_seed"]))
+            judged = [run.finish() for run in runs]
             # new values in the same tensors, then one more call each: the result must be
             # for these values (a candidate cannot replay while it is being compared)
             self._refill(inputs, task, shape, req["recheck_seed"])
-            for k in range(len(models)):
-                calls[k] = 0  # on `inputs`
-                watched(caller(k))
+            for k, model in enumerate(models):
+                runs[k].out = None
+
+                def final(k: int = k, model: Any = model) -> None:
+                    last[k] = model(*inputs)
+                watched(final)
             torch.cuda.synchronize(self.device)
         except CandidateFailure as f:
             return {"ok": False, "reason": f.reason, "message": f.message, "restart": f.restart}
@@ -238,10 +218,10 @@ class CandidateRunner:
         for k, out in enumerate(last):
             outs = as_outputs(out)
             outputs.append(self._dump(outs, scratch, f"ab{k}"))
-        audited = [a.take(lambda values, k=k: self._dump(values, scratch, f"ab{k}_audited"))
-                   for k, a in enumerate(audits)]
         return {"ok": True, "seed": req["recheck_seed"], "timings": [t.as_dict() for t in timings],
-                "outputs": outputs, "audited": audited, "watched_policy": violations}
+                "outputs": outputs, "audited": [j["audited"] for j in judged],
+                "weights_changed": [j["weights_changed"] for j in judged],
+                "watched_policy": violations}
 
     def _guarded_call(self, model: Any, inputs: list[Any], policy: OpPolicy | None,
                       cand_path: str) -> tuple[list[Any], int]:
@@ -403,7 +383,7 @@ class CandidateRunner:
         calls = TimedCalls(model, sets, seeds, judge_every_call=self.timer is None,
                            audit_seed=req["timing_seed"],
                            dump=lambda values, prefix: self._dump(values, scratch, prefix),
-                           generate=lambda seed: make_inputs(task, shapes[0], seed, self.device))
+                           refill=lambda values, seed: self._refill(values, task, shapes[0], seed))
         watched_ops: dict[str, int] = {}
         watched = self._watcher(allow, watched_ops)
         self.recorder.reset()
@@ -451,8 +431,8 @@ class CandidateRunner:
         _, vouts, _ = run(0, req["verify_seed"], verify_policy)
         return {
             **timing.as_dict(),
-            "seed": seeds[calls.last],
-            "perturbed": calls.perturbed[calls.last],
+            "seed": calls.saw[0],
+            "perturbed": calls.saw[1],
             "calls": calls.calls,
             "launches": timing_launches,
             "launches_per_call": steady_launches,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evotui.eval import reasons
+from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import values_seed
 from evotui.eval.protocol import TensorMeta, load_tensor
 from evotui.eval.timing import FreshCheck, peak_bytes_per_s
@@ -119,7 +120,7 @@ class Judge:
         ref_finite = torch.isfinite(ref)
         bad = ~torch.isfinite(got) & ref_finite
         if bool(bad.any()):
-            poisoned = (_bits(got)[bad] == -1).float().mean().item() > 0.5
+            poisoned = (as_bits(got)[bad] == -1).float().mean().item() > 0.5
             n = int(bad.sum())
             if poisoned:
                 raise Reject(reasons.UNWRITTEN_OUTPUT,
@@ -152,7 +153,7 @@ class Judge:
                     or meta.dtype != str(ref.dtype):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} changed shape or type")
             got = load_tensor(meta, str(self.device))
-            if not torch.equal(_bits(got), _bits(ref)):
+            if not torch.equal(as_bits(got), as_bits(ref)):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} was modified by the candidate")
 
     def _check_guards(self, trial: dict[str, Any], n_outputs: int, what: str) -> None:
@@ -248,28 +249,15 @@ class Judge:
                              f"{timing['launches_per_call']} per checked call")
         _, refs = self._reference(req, 0, timing["seed"], timing.get("perturbed", 0))
         self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
-        changed = timing.get("weights_changed")
-        if changed:
-            names = ", ".join(f"`{n}`" for n in changed[:5]) if isinstance(changed, list) else "?"
-            raise Reject(reasons.MODIFIED_INPUTS,
-                         f"the model's parameters changed between timed calls ({names}): a kernel "
-                         "wrote into them, which can keep state from one call to the next; keep "
-                         "scratch memory in a buffer (register_buffer) or allocate it per call")
+        _check_weights(timing.get("weights_changed"))
         earlier = timing.get("earlier_outputs") or []
         if timing["method"] == "interpreter" and len(earlier) != timing["calls"] - 1:
             raise Reject(reasons.TAMPERED, "the report lacks the outputs of the timed calls")
         for i, entry in enumerate(earlier):  # the CPU's timed calls, every one
             _, refs = self._reference(req, 0, entry["seed"], entry["perturbed"])
             self._compare(req, entry["outputs"], refs, f"timed call {i + 1}", reasons.STALE_OUTPUT)
-        audited = timing.get("audited")
-        if timing["method"] in ("events", "coarse") and not audited:
-            raise Reject(reasons.TAMPERED, "the report lacks the timed call picked for a check")
-        if audited:  # a GPU's timed call picked at random
-            if audited["seed"] not in list(req.get("timing_seeds") or [req["timing_seed"]]):
-                raise Reject(reasons.TAMPERED, "the timing report answers other seeds")
-            _, refs = self._reference(req, 0, audited["seed"], audited["perturbed"])
-            self._compare(req, audited["outputs"], refs,
-                          f"a timed call picked at random (of {audited['of']})", reasons.STALE_OUTPUT)
+        if timing["method"] in ("events", "coarse"):  # a GPU's prepared calls
+            self._check_audited(req, timing.get("audited"), "")
         for entry in timing["inputs_after"]:
             pristine, _ = self._reference(req, 0, entry["seed"], entry.get("perturbed", 0))
             self._check_inputs(entry["inputs"], pristine, "timing")
@@ -344,21 +332,24 @@ class Judge:
             return {"ok": False, "reason": reasons.TORCH_FALLBACK,
                     "message": f"while being compared, forward computed with torch: {ops}"}
         _, refs = self._reference(req, 0, report["seed"])
-        audited = report.get("audited") or []
-        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
+        audited, weights = report.get("audited") or [], report.get("weights_changed") or []
         for k, outputs in enumerate(report["outputs"]):
             try:
                 self._compare(req, outputs, refs, f"A/B candidate {k}", reasons.STALE_OUTPUT)
-                # one of its timed calls, picked at random
-                entry = audited[k] if k < len(audited) else None
-                if not entry or entry["seed"] not in seeds:
-                    raise Reject(reasons.TAMPERED, "the A/B report lacks a timed call's output")
-                _, arefs = self._reference(req, 0, entry["seed"], entry["perturbed"])
-                self._compare(req, entry["outputs"], arefs,
-                              f"A/B candidate {k}, a timed call picked at random", reasons.STALE_OUTPUT)
+                self._check_audited(req, audited[k] if k < len(audited) else None,
+                                    f"A/B candidate {k}, ")
+                _check_weights(weights[k] if k < len(weights) else None)
             except Reject as r:
                 return {"ok": False, "reason": r.reason, "message": r.message, "index": k}
         return {"ok": True}
+
+    def _check_audited(self, req: dict[str, Any], entry: dict[str, Any] | None, label: str) -> None:
+        """The timed call picked at random (evotui.eval.timed_calls.Audit) must be right."""
+        if not entry or entry.get("seed") not in list(req.get("timing_seeds") or [req["timing_seed"]]):
+            raise Reject(reasons.TAMPERED, "the report lacks the timed call picked for a check")
+        _, refs = self._reference(req, 0, entry["seed"], entry["perturbed"])
+        self._compare(req, entry["outputs"], refs,
+                      f"{label}a timed call picked at random (of {entry['of']})", reasons.STALE_OUTPUT)
 
     # -- baselines and device facts -------------------------------------------------------
     def device_facts(self) -> dict[str, Any]:
@@ -439,10 +430,13 @@ def _check_report_answers_request(req: dict[str, Any], report: dict[str, Any]) -
         raise Reject(reasons.TAMPERED, "the ghost-replay report is missing or answers another seed")
 
 
-def _bits(t: Any) -> Any:
-    """The tensor's raw bits as signed integers of the same width (for exact comparisons)."""
-    import torch
+def _check_weights(changed: Any) -> None:
+    """The parameters a model's kernels wrote into between timed calls (weight_guard)."""
+    if changed:
+        names = ", ".join(f"`{n}`" for n in changed[:5]) if isinstance(changed, list) else "?"
+        raise Reject(reasons.MODIFIED_INPUTS,
+                     f"the model's parameters changed between timed calls ({names}): a kernel "
+                     "wrote into them, which can keep state from one call to the next; keep "
+                     "scratch memory in a buffer (register_buffer) or allocate it per call")
 
-    if t.dtype == torch.bool:
-        return t.view(torch.int8)
-    return t.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+

@@ -45,7 +45,13 @@ MAX_SCALAR_READS = 64  # per call: `.item()` beyond this is host-side computatio
 UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
                            "new_empty_strided", "empty_permuted"})
 POISON_BYTE = 0xFF
-_SAME_WIDTH_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_SAME_WIDTH_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def as_bits(t: torch.Tensor) -> torch.Tensor:
+    """``t``'s raw bits as signed integers of the same width (a view: for exact comparisons,
+    and for filling with poison: -1 is every byte 0xFF)."""
+    return t.detach().view(_SAME_WIDTH_INT[t.element_size()])
 
 
 def poison(t: torch.Tensor, start: int = 0) -> None:
@@ -73,8 +79,7 @@ def poison_released(outputs: list[Any], protected: set[int]) -> None:
             # the output's own elements only: its storage may hold more the candidate keeps
             # (an output viewing part of a persistent buffer with constants beside it)
             try:
-                bits = t.detach().view(_SAME_WIDTH_INT[t.element_size()])
-                bits.fill_(POISON_BYTE if bits.dtype == torch.uint8 else -1)  # every byte 0xFF
+                as_bits(t).fill_(-1)  # every byte POISON_BYTE
             except (RuntimeError, KeyError):  # overlapping strides (an expanded view), ...
                 pass
 

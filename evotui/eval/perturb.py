@@ -31,16 +31,22 @@ def values_seed(seed: int, changes: int) -> int:
     return seed if changes == 0 else changed_seed(seed, changes)
 
 
+def _alias(t: Any) -> Any:
+    """Another tensor on ``t``'s storage, with ``t``'s view of it: writing through it leaves
+    ``t``'s version counter where it was (a candidate could tell the calls so prepared)."""
+    import torch
+
+    return torch.empty(0, dtype=t.dtype, device=t.device).set_(
+        t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
+
+
 def write_quietly(live: list[Any], values: list[Any]) -> None:
-    """``values`` into the tensors of ``live``, through other tensors on the same storage:
-    their version counters do not move (a candidate could tell the calls so prepared)."""
+    """``values`` into the tensors of ``live``, their version counters unmoved."""
     import torch
 
     for t, v in zip(live, values, strict=True):
         if isinstance(t, torch.Tensor):
-            alias = torch.empty(0, dtype=t.dtype, device=t.device).set_(
-                t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
-            alias.copy_(v)
+            _alias(t).copy_(v)
 
 
 def _unravel(flat_index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -59,11 +65,7 @@ def perturb(inputs: list[Any], seed: int, index: int) -> None:
     for t in inputs:
         if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1:
             target, source = rng.randrange(t.numel()), rng.randrange(t.numel())
-            # written through another tensor on the same storage: the input's version
-            # counter does not move (round 9: a candidate told perturbed calls, +1, from
-            # the timer's unprepared ones, +0, and computed half the rows in the former)
-            alias = torch.empty(0, dtype=t.dtype, device=t.device).set_(
-                t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
+            alias = _alias(t)  # round 9: a moved version counter told these calls apart
             alias[_unravel(target, tuple(t.shape))] = alias[_unravel(source, tuple(t.shape))]
 
 

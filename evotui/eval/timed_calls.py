@@ -20,10 +20,12 @@ from collections.abc import Callable
 from typing import Any
 
 from evotui.eval.op_policy import PLAIN_TENSOR_TYPES, poison_released, storages
-from evotui.eval.perturb import changed_seed, replay, values_seed, write_quietly
+from evotui.eval.perturb import changed_seed, replay, values_seed
 from evotui.eval.weight_guard import WeightGuard
 
 Dump = Callable[[list[Any], str], list[dict[str, Any]]]  # (values, file prefix) -> records
+# a set's tensors get the values generated from a seed, no version counter moving
+Refill = Callable[[list[Any], int], None]
 
 
 def as_outputs(out: Any) -> list[Any]:
@@ -64,16 +66,20 @@ class Audit:
 
 
 class TimedCalls:
-    """``call`` runs the model on the next input set; ``prepare`` readies the one after."""
+    """``call`` runs the model on the next input set; ``prepare`` readies the one after.
+    One per model: an evaluation's, and each of an A/B's (which share sets and changes)."""
 
     def __init__(self, model: Any, sets: list[list[Any]], seeds: list[int], *,
                  judge_every_call: bool, audit_seed: int, dump: Dump,
-                 generate: Callable[[int], list[Any]]) -> None:
+                 refill: Refill, changes: list[int] | None = None) -> None:
         self.model, self.sets, self.seeds, self.dump = model, sets, seeds, dump
-        self.generate = generate  # a set's values from a seed
+        self.refill = refill
         self.judge_every_call = judge_every_call
-        self.perturbed = [0] * len(sets)  # changes of each set's values (perturb.values_seed)
+        # changes of each set's values (perturb.values_seed); an A/B's models share one list,
+        # as they share the sets
+        self.perturbed = [0] * len(sets) if changes is None else changes
         self.calls, self.last = 0, 0
+        self.saw = (seeds[0], 0)
         self.out: Any = None
         self.prepared = self.from_prepared = False
         self.protected = storages([v for values in sets for v in values])
@@ -87,23 +93,25 @@ class TimedCalls:
     def prepare(self) -> None:
         self.weights.check()
         if self.out is not None:
-            outs, k = as_outputs(self.out), self.last
+            outs, (seed, changes) = as_outputs(self.out), self.saw
             if self.judge_every_call:
-                self.earlier.append({"seed": self.seeds[k], "perturbed": self.perturbed[k],
+                self.earlier.append({"seed": seed, "perturbed": changes,
                                      "outputs": self.dump(outs, f"timed{len(self.earlier)}_out")})
             elif self.from_prepared:
-                self.audit.offer(self.seeds[k], self.perturbed[k], outs)
+                self.audit.offer(seed, changes, outs)
             poison_released(outs, self.protected)
             self.out = None
         k = self.next_set()
         self.perturbed[k] += 1
-        write_quietly(self.sets[k], self.generate(changed_seed(self.seeds[k], self.perturbed[k])))
+        self.refill(self.sets[k], changed_seed(self.seeds[k], self.perturbed[k]))
         self.prepared = True
 
     def call(self) -> None:
         k = self.next_set()
         self.calls += 1
         self.last = k
+        # the values it sees (in an A/B the other model changes them before its next call)
+        self.saw = (self.seeds[k], self.perturbed[k])
         self.from_prepared, self.prepared = self.prepared, False
         self.out = self.model(*self.sets[k])
 
@@ -124,7 +132,7 @@ class ValueRounds:
     Each set's values at its last call are kept as (seed, perturbations), so "the same
     values" are those that set held when it was last used."""
 
-    def __init__(self, model: Any, calls: TimedCalls, refill: Callable[[list[Any], int], None],
+    def __init__(self, model: Any, calls: TimedCalls, refill: Refill,
                  fresh_seed: Callable[[int], int]) -> None:
         self.model, self.sets, self.refill, self.fresh_seed = model, calls.sets, refill, fresh_seed
         # (seed of its values, one-element changes on top): as the timed calls left them

@@ -14,9 +14,7 @@ from typing import Any
 
 import torch
 
-from evotui.eval.op_policy import PLAIN_TENSOR_TYPES
-
-_SAME_WIDTH_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+from evotui.eval.op_policy import PLAIN_TENSOR_TYPES, as_bits
 
 
 def own_parameters(model: Any) -> list[tuple[str, torch.Tensor]]:
@@ -41,23 +39,18 @@ def own_parameters(model: Any) -> list[tuple[str, torch.Tensor]]:
     return out
 
 
-def _bits(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().view(_SAME_WIDTH_INT.get(t.element_size(), torch.uint8))
-
-
 class WeightGuard:
     def __init__(self, model: Any) -> None:
         named = own_parameters(model)
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
-        self.copies = [_bits(p).clone() for p in self.params]
-        self.changed: list[torch.Tensor | None] = [None] * len(self.params)
+        self.copies = [as_bits(p).clone() for p in self.params]
+        self.changed = [torch.zeros((), dtype=torch.bool, device=p.device) for p in self.params]
 
     def check(self) -> None:
-        for i, (p, copy) in enumerate(zip(self.params, self.copies, strict=True)):
-            differs = (_bits(p) != copy).any()
-            self.changed[i] = differs if self.changed[i] is None else self.changed[i] | differs
+        for changed, p, copy in zip(self.changed, self.params, self.copies, strict=True):
+            changed |= (as_bits(p) != copy).any()
 
     def changed_names(self) -> list[str]:
         """The parameters that differed at some check (reads the device once)."""
-        return [n for n, c in zip(self.names, self.changed, strict=True) if c is not None and bool(c)]
+        return [n for n, c in zip(self.names, self.changed, strict=True) if bool(c)]
