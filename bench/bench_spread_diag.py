@@ -2,7 +2,11 @@
 with the worker's timer (input sets rotated, perturbed before each call, L2 flushed, host
 lead), "run" after "run" with an idle pause between, under a few conditions:
 
-- ``new-inputs``: every run allocates its input sets anew (what separate evaluations do);
+- ``harness``: new input sets, and between calls exactly what an evaluation does
+  (``TimedCalls``: weights compared, released outputs poisoned, every value of the next set
+  regenerated; session 6 saw short kernels move ~2 % between runs after these were added);
+- ``new-inputs``: every run allocates its input sets anew (what separate evaluations do),
+  one element changed between calls (the evaluator's way until session 5);
 - ``same-inputs``: one allocation for all runs (placement fixed);
 - ``out-ring``: new inputs, and the last 4 outputs kept alive, so the candidate's output
   lands in more places within a run;
@@ -32,11 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evotui.eval.perturb import perturb  # noqa: E402
+from evotui.eval.perturb import perturb, write_quietly  # noqa: E402
+from evotui.eval.timed_calls import TimedCalls  # noqa: E402
 from evotui.eval.timing import CudaTimer  # noqa: E402
 from evotui.task import load_module, make_init_inputs, make_inputs, resolve_task  # noqa: E402
 
-CONDITIONS = ("new-inputs", "same-inputs", "out-ring", "warm-200ms", "read-flush", "fixed-lead",
+CONDITIONS = ("harness", "new-inputs", "same-inputs", "out-ring", "warm-200ms", "read-flush", "fixed-lead",
               "read-flush+fixed-lead")
 
 
@@ -79,6 +84,19 @@ def time_one_run(name: str, model, sets: list, seeds: list[int], timer: CudaTime
                       warmup_ms=200.0 if name == "warm-200ms" else 25.0)
 
 
+def time_one_harness_run(module, model, shape, device, sets: list, seeds: list[int],
+                         timer: CudaTimer):
+    """One evaluation's timing with the evaluator's own between-call work (``TimedCalls``)."""
+    calls = TimedCalls(model, sets, seeds, judge_every_call=False, audit_seed=seeds[0],
+                       dump=lambda values, prefix: [],
+                       refill=lambda values, seed: write_quietly(
+                           values, make_inputs(module, shape, seed, device)))
+    timing = timer.time(calls.call, input_set=calls.next_set, prepare=calls.prepare,
+                        input_sets=len(sets))
+    calls.finish()
+    return timing
+
+
 def run_condition(name: str, module, model, shape, device, runs: int, pause: float,
                   sets_n: int = 3) -> list[float]:
     import torch
@@ -96,7 +114,10 @@ def run_condition(name: str, module, model, shape, device, runs: int, pause: flo
         torch.cuda.synchronize(device)
         time.sleep(pause)
         before = sm_clock()
-        timing = time_one_run(name, model, sets, seeds, timer)
+        if name == "harness":
+            timing = time_one_harness_run(module, model, shape, device, sets, seeds, timer)
+        else:
+            timing = time_one_run(name, model, sets, seeds, timer)
         after = sm_clock()
         medians.append(timing.median_ms * 1000)
         sets_us = ", ".join(f"{m * 1000:.2f}" for m in timing.set_medians_ms)

@@ -64,13 +64,26 @@ def test_short_seeds_are_accepted_run_after_run(gpu_pool, sample):
     ("cheat_identity_cache.py", {"stale_output", "mismatch"}),
     ("cheat_side_stream.py", {"forbidden_attribute"}),
     ("cheat_torch_fallback.py", {"torch_fallback"}),
-    # keyed on three values: the perturbed element is elsewhere at the H200 shape, so the
-    # cache hits and the judge sees the stale answer (cached_results where the key changes)
-    ("cheat_value_keyed_cache.py", {"cached_results", "stale_output"}),
 ])
 def test_gpu_cheats_are_rejected(gpu_pool, softmax_task, name, reasons):
     result = run(gpu_pool, softmax_task, name)
     assert not result.accepted and result.reason in reasons, (result.reason, result.message)
+
+
+def test_gpu_value_keyed_cache_never_profits(gpu_pool, softmax_task):
+    """Every value of a timed set changes before each timed call (round 11), so a cache keyed
+    on a few input values never hits a timed call: the cheat computes (and clones) every time.
+    It may hit in the value-cache guard's "same values" calls, whose outputs are not judged;
+    there the copy moves as many bytes as the softmax, so the guard cannot see it either.
+    Until round 11 it was rejected (its key missed the one perturbed element); now it must be
+    rejected or, accepted, be no faster than the honest seed."""
+    cheat = run(gpu_pool, softmax_task, "cheat_value_keyed_cache.py")
+    if not cheat.accepted:
+        assert cheat.reason in {"cached_results", "stale_output"}, (cheat.reason, cheat.message)
+        return
+    seed = gpu_pool.evaluate(EvalRequest(task=softmax_task,
+                                         source=softmax_task.seed_path.read_text()))
+    assert seed.accepted and cheat.time_ms >= 0.98 * seed.time_ms, (cheat.time_ms, seed.time_ms)
 
 
 def test_a_value_cache_is_told_from_an_honest_kernel_by_cuda_events():
