@@ -23,6 +23,7 @@ that is not a candidate) and optionally a seed candidate (``seed.py``).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -57,6 +58,9 @@ class TaskRef:
     path: Path
     seed_path: Path | None = None
     meta: TaskMeta = field(default_factory=lambda: TaskMeta(name="task", kind="generic"))
+    # of the text loaded when the task was resolved: the judge computes references only
+    # from that text (round 12: a candidate rewrote task.py on disk to choose the reference)
+    sha256: str | None = None
 
     @property
     def name(self) -> str:
@@ -92,7 +96,8 @@ def resolve_task(path: str | Path) -> TaskRef:
                 break
     module = load_module(task_file, "evotui_task")
     meta = read_meta(module, default_name=p.name if p.is_dir() else p.stem)
-    return TaskRef(path=task_file.resolve(), seed_path=seed.resolve() if seed else None, meta=meta)
+    return TaskRef(path=task_file.resolve(), seed_path=seed.resolve() if seed else None, meta=meta,
+                   sha256=module.__evotui_sha256__)
 
 
 def _find_task_file(folder: Path) -> Path:
@@ -106,18 +111,28 @@ def _find_task_file(folder: Path) -> Path:
     raise TaskError(f"several task files in {folder}: {', '.join(f.name for f in pys)}; name one")
 
 
-def load_module(path: Path, module_name: str) -> types.ModuleType:
-    """Import a Python file as a fresh module; any failure becomes a one-line TaskError."""
+class TaskChanged(TaskError):
+    """The task file is no longer the text the run started with."""
+
+
+def load_module(path: Path, module_name: str, sha256: str | None = None) -> types.ModuleType:
+    """Import a Python file as a fresh module; any failure becomes a one-line TaskError.
+    With ``sha256``, only the text that hashes to it is loaded (``TaskChanged`` otherwise)."""
     try:
         source = path.read_text()
     except OSError as e:
         raise TaskError(f"cannot read {path}: {e.strerror}") from None
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    if sha256 is not None and digest != sha256:
+        raise TaskChanged(f"{path} changed on disk since the task was loaded; restart to use "
+                          "the new version")
     try:
         code = compile(source, str(path), "exec")
     except SyntaxError as e:
         raise TaskError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     module = types.ModuleType(module_name)
     module.__file__ = str(path)
+    module.__evotui_sha256__ = digest
     try:
         exec(code, module.__dict__)
     except Exception as e:  # a task's own import-time error is a user mistake

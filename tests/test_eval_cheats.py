@@ -70,6 +70,9 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     # round 8: torch in the timed calls, told apart by the input's `_version` (the CPU
     # interpreter's timed calls were never watched)
     ("cheat_r8_unwatched_timed_calls.py", {"torch_fallback"}),
+    # round 12: the inputs read through `str(tensor)` (formatted with dispatch modes off),
+    # the softmax computed in Python
+    ("cheat_r12_repr_host_compute.py", {"torch_fallback"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -186,6 +189,9 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_r7_heuristics_fake.py", "runtime_error", "around something that is not a kernel"),
     ("cheat_r7_class_rewrite.py", "timer_tampered", "InterpretedFunction.rewrite"),
     ("cheat_r7_find_def_docstring.py", "unwritten_output", "never written"),
+    # round 12: files mapped in __init__ to rewrite the dumped outputs after the dump
+    ("cheat_r12_mmap_dumped_outputs.py", "load_error", "file-backed tensors and storages"),
+    ("cheat_r12_repr_host_compute.py", "torch_fallback", "a tensor printed"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):
@@ -334,3 +340,37 @@ def test_a_parameter_used_as_scratch_is_rejected_with_a_way_out(cpu_pool, softma
     result = evaluate(cpu_pool, softmax_task, "tradeoff_param_as_scratch.py")
     assert (result.accepted, result.reason) == (False, "modified_inputs"), result.message
     assert "`scratch`" in result.message and "register_buffer" in result.message
+
+
+def test_a_task_file_changed_during_a_run_is_refused(cpu_pool, tmp_path):
+    """The judge computes references only from the text the task had when it was resolved
+    (round 12: a candidate rewrote task.py on disk and so chose the reference)."""
+    from evotui.task import resolve_task
+    from tests.conftest import SAMPLES
+
+    (tmp_path / "task.py").write_text((SAMPLES / "softmax" / "task.py").read_text())
+    task = resolve_task(tmp_path)
+    seed = (SAMPLES / "softmax" / "seed.py").read_text()
+    assert cpu_pool.evaluate(EvalRequest(task=task, source=seed)).accepted
+    with (tmp_path / "task.py").open("a") as f:
+        f.write("\nModel.forward = lambda self, x: x * 0  # the reference, chosen\n")
+    result = cpu_pool.evaluate(EvalRequest(task=task, source=seed))
+    assert (result.accepted, result.reason) == (False, "tampered"), result.message
+    assert "changed on disk" in result.message
+
+
+def test_a_loss_estimated_from_part_of_each_row_is_a_mismatch(cpu_pool, tmp_path):
+    """Red team round 12: a mean cross-entropy from a quarter of each row's logits (plus a
+    bias correction) was within tolerance on randn logits at 16384 x 1024. The task's logits
+    are peaked now, as a language model's are, and the estimate misses the hot classes."""
+    from evotui.task import resolve_task
+    from tests.conftest import SAMPLES
+
+    text = (SAMPLES / "cross_entropy" / "task.py").read_text()
+    small = '"cpu_shapes": [{"batch_size": 16, "num_classes": 512},'
+    assert small in text
+    (tmp_path / "task.py").write_text(text.replace(
+        small, '"cpu_shapes": [{"batch_size": 16384, "num_classes": 1024},'))
+    source = (CANDIDATES / "cross_entropy" / "cheat_r12_ce_subsample.py").read_text()
+    result = cpu_pool.evaluate(EvalRequest(task=resolve_task(tmp_path), source=source))
+    assert (result.accepted, result.reason) == (False, "mismatch"), result.message

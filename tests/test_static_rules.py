@@ -100,6 +100,16 @@ def test_honest_code_passes(body):
     ("def f(x):\n    return x\ng = triton.jit(f)", "forbidden_construct"),
     ("J = triton.jit\n@J\ndef f(x):\n    return x", "forbidden_construct"),
     ("V = torch.__version__.__class__", "forbidden_attribute"),
+    # round 12: files mapped as storages, where a kernel's file lies, threads running torch
+    # unwatched, a tuner's benchmark function run with the policy off
+    ("s = torch.UntypedStorage.from_file('/tmp/x', True, 4)", "forbidden_attribute"),
+    ("S = torch.FloatStorage", "forbidden_attribute"),
+    ("from torch import ByteStorage", "forbidden_import"),
+    ("def f():\n    pass\np = triton.JITFunction(f).file_name", "forbidden_attribute"),
+    ("y = nn.parallel.parallel_apply", "forbidden_attribute"),
+    ("y = torch.compiler.compile", "forbidden_attribute"),
+    ("@triton.autotune(configs=[], key=[], do_bench=len)\n@triton.jit\ndef k(x):\n    pass",
+     "forbidden_call"),
 ])
 def test_cheat_vectors_are_rejected(body, reason):
     assert verdict(body) == reason

@@ -74,6 +74,10 @@ FORBIDDEN_MODULE_PATHS = (
     "torch.save", "torch.from_file", "torch.classes", "torch.fx", "torch.export",
     "torch.overrides", "torch.get_device_module", "torch.random",
     "torch.package", "torch.serialization",
+    # round 12: storages map files (`UntypedStorage.from_file`); `parallel_apply` runs torch
+    # in threads the op policy does not watch; onnx and the compiler write or run elsewhere
+    "torch.UntypedStorage", "torch.TypedStorage", "torch.storage", "torch.nn.parallel",
+    "torch.onnx", "torch.compiler",
     "triton.testing", "triton.knobs", "triton.compiler", "triton.backends", "triton.tools",
     "triton.runtime",
 )
@@ -118,13 +122,20 @@ FORBIDDEN_ATTRIBUTES = {
     "make_dataclass", "new_class", "as_subclass",
     # code Triton runs around a launch, or instead of the kernel (the interpreter's cache)
     "add_pre_run_hook", "pre_run_hooks", "rewritten_fn", "rewriter",
+    # files: a storage mapped onto one (the dumped outputs, the task), and where a kernel's
+    # source file lies (the worker's scratch folder)
+    "from_file", "file_name",
 }
+# attribute names banned by ending: every storage class (`torch.FloatStorage.from_file`)
+FORBIDDEN_ATTRIBUTE_SUFFIXES = ("Storage",)
 # methods the harness must not meet on a candidate's class (assigned or defined)
 FORBIDDEN_METHODS = {"__torch_function__", "__torch_dispatch__", "__del__", "__eq__",
                      "__getattr__", "__getattribute__", "__exit__", "__aexit__",
                      "__annotations__", "__module__", "__qualname__"}
 # keyword arguments that name a module to write into (`Enum("P", {...}, module="...")`)
-FORBIDDEN_KEYWORDS = {"module", "qualname"}
+FORBIDDEN_KEYWORDS = {"module", "qualname",
+                      # `triton.autotune(do_bench=f)`: the tuner runs `f` with the policy off
+                      "do_bench"}
 # bases a candidate's class may have, besides its own classes: torch.nn modules (not
 # Parameter or Buffer: tensors), plain containers and the typing/enum helpers
 ALLOWED_BASE_PREFIXES = ("torch.nn.", "typing.", "enum.", "collections.")
@@ -299,14 +310,17 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             full = f"{mod}.{a.name}"
             if a.name == "*":
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"`from {mod} import *`", line)
-            if a.name in FORBIDDEN_ATTRIBUTES or a.name in MODULE_NAMES:
+            if a.name in FORBIDDEN_ATTRIBUTES or a.name in MODULE_NAMES \
+                    or a.name.endswith(FORBIDDEN_ATTRIBUTE_SUFFIXES):
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
             if full not in ALLOWED_IMPORTS and _forbidden_path(full) and full != "triton.runtime.driver":
                 # `from triton.runtime import driver` is how the tutorials size their grids
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
     elif isinstance(node, ast.Call) and any(k.arg in FORBIDDEN_KEYWORDS for k in node.keywords):
-        return StaticIssue(reasons.FORBIDDEN_CALL, "a `module=`/`qualname=` argument (it names a "
-                           "module to write into)", line)
+        keyword = next(k.arg for k in node.keywords if k.arg in FORBIDDEN_KEYWORDS)
+        why = ("runs a function the tuner calls unwatched" if keyword == "do_bench"
+               else "names a module to write into")
+        return StaticIssue(reasons.FORBIDDEN_CALL, f"a `{keyword}=` argument (it {why})", line)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id in FORBIDDEN_CALLS:
             return StaticIssue(reasons.FORBIDDEN_CALL, f"call to `{node.func.id}()`", line)
@@ -371,7 +385,8 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"private attribute `.{attr}`", line)
     if attr.startswith("__") and attr not in ALLOWED_DUNDERS:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"dunder attribute `.{attr}`", line)
-    if attr in FORBIDDEN_ATTRIBUTES or attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES):
+    if attr in FORBIDDEN_ATTRIBUTES or attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES) \
+            or attr.endswith(FORBIDDEN_ATTRIBUTE_SUFFIXES):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
     if (attr in MODULE_NAMES or attr in reachable_modules()) and not on_self:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (a module)", line)

@@ -18,11 +18,12 @@ from typing import Any
 from evotui.eval import reasons
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
+from evotui.eval.lockdown import lock_down
 from evotui.eval.op_policy import OpPolicy
 from evotui.eval.perturb import write_quietly
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import TimedCalls, ValueRounds, as_outputs
-from evotui.task import load_module, make_init_inputs, make_inputs
+from evotui.task import TaskChanged, load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
 
@@ -61,6 +62,7 @@ class CandidateRunner:
         self._read_harness_code = harness_code
         import torch._dynamo  # noqa: F401 - it rebinds torch.manual_seed when first imported
 
+        lock_down()
         self.harness_code = harness_code()
         # one recorder per dialect; ``self.recorder`` is the current candidate's (set on load)
         self.recorders: dict[str, Any] = {"triton": self.recorder}
@@ -74,10 +76,13 @@ class CandidateRunner:
         self.shared: list[Any] = []  # CUDA copies the judge reads through IPC handles
 
     # -- helpers ---------------------------------------------------------------------------
-    def _task(self, path: str) -> types.ModuleType:
-        key = f"{path}:{os.stat(path).st_mtime_ns}"
+    def _task(self, path: str, sha256: str | None) -> types.ModuleType:
+        key = f"{path}:{os.stat(path).st_mtime_ns}:{sha256}"
         if key not in self.tasks:
-            self.tasks[key] = load_module(Path(path), "evotui_task")
+            try:
+                self.tasks[key] = load_module(Path(path), "evotui_task", sha256)
+            except TaskChanged as e:
+                raise CandidateFailure(reasons.TAMPERED, str(e)) from None
         return self.tasks[key]
 
     def _to_device(self, values: list[Any]) -> list[Any]:
@@ -162,7 +167,7 @@ class CandidateRunner:
             return {"ok": False, "reason": reasons.HARNESS_ERROR, "message": "A/B timing needs a GPU"}
         self.shared.clear()  # the judge has copied the previous request's tensors
         torch = self.torch
-        task = self._task(req["task"])
+        task = self._task(req["task"], req.get("task_sha256"))
         shape = req["shapes"][0]
         # as in an evaluation's timing: each model's calls rotate over input sets, whose
         # values all change before every call (evotui.eval.perturb)
@@ -282,7 +287,7 @@ class CandidateRunner:
         threads_before = threading.active_count()
         scratch = Path(req["scratch"])
         cand_path = req["candidate"]
-        task = self._task(req["task"])
+        task = self._task(req["task"], req.get("task_sha256"))
         shapes: list[dict[str, Any]] = req["shapes"]
         allow = tuple(req.get("allow_torch", ()))
 

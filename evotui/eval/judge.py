@@ -16,9 +16,9 @@ from typing import Any
 from evotui.eval import reasons
 from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import values_seed
-from evotui.eval.protocol import TensorMeta, load_tensor
+from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
 from evotui.eval.timing import FreshCheck, peak_bytes_per_s
-from evotui.task import load_module, make_init_inputs, make_inputs, roofline_of
+from evotui.task import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
 
 
 class Reject(Exception):
@@ -46,10 +46,13 @@ class Judge:
         self.facts: dict[str, Any] | None = None
 
     # -- task and reference ----------------------------------------------------------------
-    def _task(self, path: str) -> tuple[str, types.ModuleType]:
-        key = f"{path}:{os.stat(path).st_mtime_ns}"
+    def _task(self, path: str, sha256: str | None) -> tuple[str, types.ModuleType]:
+        key = f"{path}:{os.stat(path).st_mtime_ns}:{sha256}"
         if key not in self.tasks:
-            self.tasks[key] = load_module(Path(path), "evotui_task")
+            try:
+                self.tasks[key] = load_module(Path(path), "evotui_task", sha256)
+            except TaskChanged as e:  # between evaluations only candidate code ran
+                raise Reject(reasons.TAMPERED, str(e)) from None
         return key, self.tasks[key]
 
     def _reference(self, req: dict[str, Any], shape_index: int, seed: int,
@@ -58,7 +61,7 @@ class Judge:
         state a timed set was left in, evotui.eval.perturb) and the task's ``Model`` output
         on them."""
         torch = self.torch
-        key, task = self._task(req["task"])
+        key, task = self._task(req["task"], req.get("task_sha256"))
         shape = req["shapes"][shape_index]
         mkey = (key, repr(shape), req["init_seed"])
         if mkey not in self.models:
@@ -182,6 +185,9 @@ class Judge:
             details = self._judge(req, report)
         except Reject as r:
             return {"accepted": False, "reason": r.reason, "message": r.message, "details": r.details}
+        except TamperedOutput as e:  # before the ValueErrors the checks below turn into reasons
+            return {"accepted": False, "reason": reasons.TAMPERED,
+                    "message": f"a dumped output was rewritten: {e}", "details": {}}
         return {"accepted": True, "reason": reasons.ACCEPTED,
                 "message": reasons.DESCRIPTIONS[reasons.ACCEPTED], "details": details}
 
@@ -287,7 +293,7 @@ class Judge:
         if self.device.type != "cuda" or timing["method"] == "interpreter":
             return {"interpreter": True}
         facts = self.device_facts()
-        _, task = self._task(req["task"])
+        _, task = self._task(req["task"], req.get("task_sha256"))
         inputs, refs = self._reference(req, 0, timing["seed"])
         roof = roofline_of(task, inputs, refs)
         floor_ms = max(roof["bytes"] / facts["copy_bytes_per_s"],
@@ -384,7 +390,7 @@ class Judge:
         return self.facts
 
     def baselines(self, req: dict[str, Any]) -> dict[str, Any]:
-        key, task = self._task(req["task"])
+        key, task = self._task(req["task"], req.get("task_sha256"))
         if key in self.baseline_cache:
             return self.baseline_cache[key]
         torch = self.torch

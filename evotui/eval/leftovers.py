@@ -43,8 +43,9 @@ def harness_code() -> dict[str, int]:
     # outputs, outside the op policy): patched through `self.T = torch.Tensor` it would
     # compute unwatched
     import torch
+    import torch._tensor_str
 
-    for owner in (torch, torch.nn.functional):
+    for owner in (torch, torch.nn.functional, torch._tensor_str, torch.UntypedStorage):
         code.update({f"{owner.__name__}.{k}": id(v) for k, v in list(vars(owner).items())})
     # torch.Tensor as attribute lookup resolves it, through its bases: a name set on
     # torch.Tensor that shadows a method of torch._C.TensorBase is new in Tensor's own

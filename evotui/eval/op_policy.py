@@ -84,8 +84,42 @@ def poison_released(outputs: list[Any], protected: set[int]) -> None:
                 pass
 
 
+# the policies entered and not yet left, innermost last
+_ACTIVE: list[OpPolicy] = []
+
+
+def watch_printing() -> None:
+    """Make a tensor printed under an active policy a violation: torch formats values with
+    dispatch modes off, so ``str(x)``, ``repr``, ``format`` and f-strings read every value
+    on the host unseen (round 12: a whole softmax computed in Python from ``str`` of an int
+    view). Once per process (the candidate worker's ``lockdown``)."""
+    import torch._tensor_str as tensor_str
+
+    original = tensor_str._str
+    if getattr(original, "evotui_watched", False):
+        return
+
+    def printed(*args: Any, **kwargs: Any) -> Any:
+        if _ACTIVE and not _ACTIVE[-1].suspended:
+            _ACTIVE[-1]._violation("a tensor printed (str, repr or format read its values "
+                                   "on the host)")
+        return original(*args, **kwargs)
+
+    printed.evotui_watched = True  # type: ignore[attr-defined]
+    tensor_str._str = printed
+
+
 class OpPolicy(TorchDispatchMode):
     """Active around a candidate's forward; ``suspended`` > 0 while a kernel launches."""
+
+    def __enter__(self) -> OpPolicy:
+        _ACTIVE.append(self)
+        return super().__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
+        return super().__exit__(*exc)
 
     def __init__(self, extra_allowed: tuple[str, ...] = (), poison: bool = False) -> None:
         super().__init__()

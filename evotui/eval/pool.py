@@ -293,7 +293,8 @@ class EvaluatorPool:
 
     def _task_fields(self, task: TaskRef) -> dict[str, Any]:
         """What every request about a task carries, for an evaluation or an A/B alike."""
-        return {"task": str(task.path), "atol": task.meta.atol, "rtol": task.meta.rtol,
+        return {"task": str(task.path), "task_sha256": task.sha256,
+                "atol": task.meta.atol, "rtol": task.meta.rtol,
                 "allow_torch": list(task.meta.allow_torch),
                 "static_checks": self.static_checks}  # off: the worker skips the PTX rules too
 

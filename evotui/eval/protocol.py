@@ -7,6 +7,7 @@ inside a per-lane scratch folder (on /dev/shm where it exists), described by ``T
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -53,6 +54,9 @@ class TensorMeta:
     device: str  # device type: "cuda" or "cpu"
     file: str | None  # raw little-endian bytes, C-contiguous
     ipc: dict[str, Any] | None = None  # a CUDA IPC handle to the same bytes
+    # of the file's bytes as written: candidate code that runs after the dump (the next
+    # call) cannot rewrite the file unseen (round 12 mapped it with `from_file`)
+    sha256: str | None = None
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> TensorMeta:
@@ -63,6 +67,7 @@ class TensorMeta:
             device=str(d["device"]),
             file=d.get("file"),
             ipc=d.get("ipc"),
+            sha256=d.get("sha256"),
         )
 
 
@@ -87,10 +92,15 @@ def dump_tensor(value: Any, path: Path, keep: list[Any] | None = None) -> dict[s
             keep.append(copy)
             meta["ipc"] = _share_cuda(copy)
         else:
-            plain.contiguous().reshape(-1).view(torch.uint8).cpu().numpy().tofile(path)
-            meta["file"] = str(path)
+            raw = plain.contiguous().reshape(-1).view(torch.uint8).cpu().numpy()
+            raw.tofile(path)
+            meta["file"], meta["sha256"] = str(path), hashlib.sha256(raw).hexdigest()
         return meta
     return {"type_name": type_name, "shape": [], "dtype": "", "device": "", "file": None}
+
+
+class TamperedOutput(ValueError):
+    """A dumped output's bytes are not those the worker wrote."""
 
 
 def load_tensor(meta: TensorMeta, device: str = "cpu"):
@@ -111,6 +121,8 @@ def load_tensor(meta: TensorMeta, device: str = "cpu"):
         raw = np.fromfile(meta.file, dtype=np.uint8)
         if raw.size != expected:
             raise ValueError(f"tensor file holds {raw.size} bytes, expected {expected}")
+        if meta.sha256 is None or hashlib.sha256(raw).hexdigest() != meta.sha256:
+            raise TamperedOutput(f"{Path(meta.file).name} changed after the worker wrote it")
         t = torch.from_numpy(raw)
         if device != "cpu":
             t = t.to(device)

@@ -1,0 +1,31 @@
+"""What the candidate worker takes from candidate code before any of it loads (round 12).
+
+- File-backed storage: ``torch.UntypedStorage.from_file(path, shared=True, n)`` (and every
+  typed storage's, and ``torch.from_file``) maps any file writable. Reached from
+  ``__init__``, where no op policy runs, it let a candidate rewrite the outputs the worker
+  had dumped for the judge and the task file the judge computes references from. The
+  static rules ban the names; here the functions themselves refuse.
+- Printing a tensor: torch formats its values with dispatch modes off, so the op policy
+  saw no read while ``str(x)`` handed the host every value (``op_policy.watch_printing``).
+
+Runs before ``leftovers.harness_code`` takes its snapshot, so a candidate that restores a
+function is caught as replaced harness code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from evotui.eval.op_policy import watch_printing
+
+
+def _refuse(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError("file-backed tensors and storages are not available to candidates")
+
+
+def lock_down() -> None:
+    import torch
+
+    torch.UntypedStorage.from_file = staticmethod(_refuse)  # typed storages call this one
+    torch.from_file = _refuse
+    watch_printing()
