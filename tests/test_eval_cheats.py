@@ -300,6 +300,26 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
     assert result.accepted, (result.reason, result.message)
 
 
+@pytest.mark.parametrize(("sample", "path"), [
+    # round 12's hunt for false rejections (each was rejected before)
+    ("softmax", "softmax/honest_softmax_staticmethod.py"),  # @staticmethod over @triton.jit
+    ("softmax", "softmax/honest_softmax_dict_copy.py"),  # `DEFAULTS.copy()` (`copy` a module name)
+    ("add_gelu", "add_gelu/honest_add_gelu_constexpr_grid.py"),  # grid of tl.constexpr ints
+    ("row_sum", "row_sum/honest_row_sum_size_grid.py"),  # `kernel[x.shape[:1]]`: a torch.Size
+    ("matmul_bias_relu", "matmul/honest_matmul_pad_k.py"),  # F.pad of K to the tile
+    ("layernorm", "layernorm/honest_layernorm_input_arg.py"),  # `forward(self, input)`
+    ("layernorm", "layernorm/honest_layernorm_main_selftest.py"),  # an `if __name__` self-test
+    ("rmsnorm_fp16", "rmsnorm/honest_rmsnorm_fp16_namedtuple_cfg.py"),  # NamedTuple._replace
+])
+def test_honest_code_as_engineers_write_it_is_accepted(cpu_pool, sample, path):
+    from evotui.task import resolve_task
+    from tests.conftest import SAMPLES
+
+    source = (CANDIDATES / path).read_text()
+    result = cpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / sample), source=source))
+    assert result.accepted, (result.reason, result.message)
+
+
 @pytest.mark.parametrize(("sample", "name", "reasons"), [
     # round 8: a kernel's 64 partial sums added in Python, the output made by `torch.full`
     # (no scalar read after a kernel ran)

@@ -47,6 +47,13 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "B = 1024\nH = tl.constexpr(B // 2)\n@triton.jit\ndef k(x):\n    y = x + H",
     "E = tl.constexpr(torch.finfo(torch.float32).eps)\n@triton.jit\ndef k(x):\n    y = x + E",
     "V = int(triton.__version__.split('.')[0]) >= 3\nT = torch.__version__",
+    # round 12's false rejections
+    "DEFAULTS = {'B': 64}\ncfg = DEFAULTS.copy()",
+    "def f(input):\n    return input",
+    "from typing import NamedTuple\nclass C(NamedTuple):\n    b: int = 1\nc = C()._replace(b=2)",
+    "x = torch.compiler.is_compiling()",
+    "if __name__ == '__main__':\n    torch.manual_seed(0)",
+    "class K:\n    @staticmethod\n    @triton.jit\n    def k(x):\n        pass",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -110,6 +117,10 @@ def test_honest_code_passes(body):
     ("y = torch.compiler.compile", "forbidden_attribute"),
     ("@triton.autotune(configs=[], key=[], do_bench=len)\n@triton.jit\ndef k(x):\n    pass",
      "forbidden_call"),
+    # the self-test block is skipped only when it cannot run
+    ("__name__ = '__main__'\nif __name__ == '__main__':\n    torch.manual_seed(0)",
+     "forbidden_attribute"),
+    ("D = {}\ny = D.copy.types.FunctionType", "forbidden_attribute"),
 ])
 def test_cheat_vectors_are_rejected(body, reason):
     assert verdict(body) == reason

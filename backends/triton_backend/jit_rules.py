@@ -103,6 +103,9 @@ def _check_decorators(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue 
         paths = [_decorator_path(d, aliases) for d in node.decorator_list]
         if not any(p in TRITON_DECORATORS for p in paths):
             continue
+        first = node.decorator_list[0]
+        if isinstance(first, ast.Name) and first.id == "staticmethod" and len(paths) > 1:
+            paths = paths[1:]  # a kernel kept in a class body
         if isinstance(node, ast.ClassDef) or paths[-1] != "triton.jit" or not all(
                 p in TRITON_DECORATORS for p in paths):
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,

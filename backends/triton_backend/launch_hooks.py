@@ -102,7 +102,19 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
 
 def check_grid(grid: Any) -> Any:
     """A launch grid: exact ints, or a tuple/list of them (Triton's interpreter runs
-    ``__index__`` and comparisons on grid entries with the policy suspended)."""
+    ``__index__`` and comparisons on grid entries with the policy suspended). A
+    ``torch.Size`` (``kernel[x.shape[:1]]``) and ``tl.constexpr`` ints (a block size kept
+    as a module constant) are taken as the ints they hold."""
+    import torch
+    import triton.language as tl
+
+    if type(grid) is torch.Size:
+        grid = tuple(grid)
+    if type(grid) in (tuple, list):
+        grid = type(grid)(g.value if type(g) is tl.constexpr and type(g.value) is int else g
+                          for g in grid)
+    elif type(grid) is tl.constexpr and type(grid.value) is int:
+        grid = grid.value
     if type(grid) is int or (type(grid) in (tuple, list) and all(type(g) is int for g in grid)):
         return grid
     raise KernelArgumentError(f"the launch grid is {type(grid).__name__} "

@@ -61,7 +61,7 @@ STDLIB_NAMES: dict[str, frozenset[str] | None] = {
 
 FORBIDDEN_CALLS = {
     "eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
-    "locals", "vars", "open", "input", "breakpoint", "memoryview", "exit", "quit",
+    "locals", "vars", "open", "breakpoint", "memoryview", "exit", "quit",
 }
 
 # Parts of torch / triton a kernel candidate never needs (prefix match on dotted names).
@@ -85,6 +85,7 @@ FORBIDDEN_MODULE_PATHS = (
 ALLOWED_MODULE_PATHS = (
     "torch.cuda.get_device_properties", "torch.cuda.current_device", "torch.cuda.device_count",
     "torch.cuda.is_available", "torch.cuda.get_device_capability", "torch.cuda.get_device_name",
+    "torch.compiler.is_compiling",
     "triton.runtime.driver.active.utils.get_device_properties",
     "triton.runtime.driver.active.get_current_device",
     "triton.runtime.driver.active.get_current_target",
@@ -155,10 +156,16 @@ MODULE_NAMES = {
     "pathlib", "tempfile", "traceback", "weakref", "runpy", "mmap", "resource", "platform",
     "asyncio", "concurrent", "faulthandler", "atexit", "linecache", "dis", "sysconfig",
     "posix", "fcntl", "pty", "pkgutil", "zipimport", "pdb", "io", "time", "contextlib",
-    "warnings", "logging", "copyreg",
+    "warnings", "logging", "copyreg", "types",
 }
+# Names under which some loaded module holds a module, allowed as attribute names all the
+# same: `dict.copy()` is everyday code, and the `copy` module leads nowhere else that is not
+# banned by name (`copy.weakref`, `copy.copyreg`)
+HARMLESS_MODULE_NAMES = frozenset({"copy"})
 # Private attributes allowed on any object: read-only, and keyed caches need them.
-ALLOWED_PRIVATE = {"_version"}
+ALLOWED_PRIVATE = {"_version",
+                   # a NamedTuple's public API (configs as NamedTuples)
+                   "_replace", "_asdict", "_fields", "_make"}
 
 ALLOWED_DUNDERS = {"__init__", "__name__", "__version__"}
 # scalar types Triton treats specially as kernel arguments (a subclass's properties would
@@ -170,6 +177,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         return StaticIssue(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}", e.lineno or 0)
+    tree = _without_main_block(tree)
     aliases = module_aliases(tree)
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     issue = _check_annotations(tree)
@@ -191,6 +199,31 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
         return StaticIssue(reasons.BAD_INTERFACE, "no top-level `class ModelNew`", 0)
     return None
+
+
+def _without_main_block(tree: ast.Module) -> ast.Module:
+    """The file without its top-level ``if __name__ == "__main__":`` self-test, which never
+    runs (the worker loads the file under another module name) — unless the file binds
+    ``__name__`` itself, when the block stays and is checked like the rest."""
+    binds_name = any(
+        (isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load))
+        or (isinstance(n, ast.arg) and n.arg == "__name__")
+        or (isinstance(n, ast.alias) and (n.asname or n.name) == "__name__")
+        or (isinstance(n, ast.Global | ast.Nonlocal) and "__name__" in n.names)
+        for n in ast.walk(tree))
+    if binds_name:
+        return tree
+    body = [n for n in tree.body if not _is_main_block(n)]
+    return ast.Module(body=body, type_ignores=tree.type_ignores)
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__" and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__" and not node.orelse)
 
 
 def _forbidden_path(path: str) -> bool:
@@ -388,7 +421,7 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     if attr in FORBIDDEN_ATTRIBUTES or attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES) \
             or attr.endswith(FORBIDDEN_ATTRIBUTE_SUFFIXES):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
-    if (attr in MODULE_NAMES or attr in reachable_modules()) and not on_self:
+    if (attr in MODULE_NAMES or attr in reachable_modules() - HARMLESS_MODULE_NAMES) and not on_self:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (a module)", line)
     if attr in FORBIDDEN_CALLS and not on_self:  # `enum.bltns.exec`
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)

@@ -32,6 +32,8 @@ ALLOWED_OPS = frozenset({
     "narrow", "flatten", "unflatten", "view_as", "alias", "detach", "contiguous", "clone",
     "copy_", "_to_copy", "_reshape_alias", "expand_as", "movedim", "swapaxes", "transpose_",
     "squeeze_", "unsqueeze_", "resize_",
+    # data moved, not computed: padding to a tile multiple, joining buffers
+    "constant_pad_nd", "cat", "stack",
     # metadata queries
     "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_same_size", "dim",
     "_local_scalar_dense", "item", "is_contiguous", "stride", "size", "numel",
