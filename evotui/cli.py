@@ -16,13 +16,23 @@ from rich.console import Console
 from rich.table import Table
 
 from evotui.task import TaskError, resolve_task
+from evotui.task_preflight import preflight
 
 DEVICE_CHOICE = click.Choice(["auto", "cuda", "cpu"])
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, as_json: bool = False, reason: str = "usage_error") -> None:
+    """A user mistake: one line on stderr, exit 2 (and with --json, the JSON last line too)."""
     click.echo(f"error: {message}", err=True)
+    if as_json:
+        print(json.dumps({"accepted": False, "reason": reason, "message": message}))
     sys.exit(2)
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if value != value or value in (float("inf"), float("-inf")):  # nan passes FloatRange
+        raise click.BadParameter("must be a finite number of seconds")
+    return value
 
 
 class TaskFirstGroup(click.Group):
@@ -55,6 +65,7 @@ def main() -> None:
                    "(no kernel timings); auto: cuda when a GPU is visible.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=180.0, show_default=True,
+              callback=_finite,
               help="Seconds the candidate may run (loading, checks and timing) before it is "
                    "killed and rejected as `timeout`.")
 @click.option("--trials", type=click.IntRange(min=1, max=100), default=5, show_default=True,
@@ -75,17 +86,23 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
     try:
         task_ref = resolve_task(task)
     except TaskError as e:
-        _fail(str(e))
+        _fail(str(e), as_json, "task_error")
     try:
         source = candidate.read_text()
     except OSError as e:
-        _fail(f"cannot read candidate {candidate}: {e.strerror}")
+        _fail(f"cannot read candidate {candidate}: {e.strerror}", as_json)
+    except UnicodeDecodeError:
+        _fail(f"candidate {candidate} is not UTF-8 text", as_json)
     err = Console(stderr=True)
     try:
         pool = EvaluatorPool(device)
     except RuntimeError as e:
-        _fail(str(e))
+        _fail(str(e), as_json)
     with pool:
+        try:
+            preflight(task_ref, pool.is_cpu)
+        except TaskError as e:
+            _fail(str(e), as_json, "task_error")
         where = "CPU (Triton interpreter)" if pool.is_cpu else pool.devices[0]
         with err.status(f"evaluating {candidate.name} on {where}…"):
             result = pool.evaluate(EvalRequest(task=task_ref, source=source, name=candidate.name,

@@ -122,6 +122,8 @@ def load_module(path: Path, module_name: str, sha256: str | None = None) -> type
         source = path.read_text()
     except OSError as e:
         raise TaskError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise TaskError(f"{path} is not UTF-8 text") from None
     digest = hashlib.sha256(source.encode()).hexdigest()
     if sha256 is not None and digest != sha256:
         raise TaskChanged(f"{path} changed on disk since the task was loaded; restart to use "

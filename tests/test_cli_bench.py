@@ -58,3 +58,59 @@ def test_bad_task_files_give_one_line_and_exit_2(tmp_path):
 def test_missing_candidate_is_a_usage_error():
     p = bench(str(SAMPLES / "softmax"), "/nonexistent/cand.py", "--device", "cpu")
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+TASK_BODY = """import torch
+import torch.nn as nn
+N = 64
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, -1)
+
+
+def get_inputs():
+{inputs}
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_task_whose_own_code_fails_is_a_task_error_not_a_rejection(tmp_path):
+    """get_inputs or the reference raising is the user's to fix: exit 2 with the task's
+    error (and with --json a last line saying so), before any candidate runs."""
+    seed = str(SAMPLES / "softmax" / "seed.py")
+    for name, inputs in {"inputs_raise.py": "    raise ValueError('boom in get_inputs')",
+                         "not_a_list.py": "    return 3"}.items():
+        (tmp_path / name).write_text(TASK_BODY.format(inputs=inputs))
+        p = bench(str(tmp_path / name), seed, "--device", "cpu", "--json")
+        assert p.returncode == 2, (name, p.stdout, p.stderr)
+        assert "Traceback" not in p.stderr
+        report = json.loads(p.stdout.strip().splitlines()[-1])
+        assert (report["accepted"], report["reason"]) == (False, "task_error")
+    p = bench(str(tmp_path / "inputs_raise.py"), seed, "--device", "cpu")
+    assert "get_inputs() raised ValueError: boom in get_inputs" in p.stderr
+
+
+def test_a_task_too_big_for_the_cpu_interpreter_says_so_at_once(tmp_path):
+    """A plain KernelBench task (no small CPU shapes) would time out on the seed."""
+    (tmp_path / "big.py").write_text(TASK_BODY.format(
+        inputs="    return [torch.randn(8192, 8192)]"))
+    p = bench(str(tmp_path / "big.py"), str(SAMPLES / "softmax" / "seed.py"), "--device", "cpu",
+              timeout=120)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "256 MB" in p.stderr and "cpu_shapes" in p.stderr
+
+
+def test_unreadable_text_and_a_nan_timeout_are_usage_errors(tmp_path):
+    binary = tmp_path / "binary.py"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    seed = str(SAMPLES / "softmax" / "seed.py")
+    for args in ((str(SAMPLES / "softmax"), str(binary)), (str(binary), seed),
+                 (str(SAMPLES / "softmax"), seed, "--timeout", "nan")):
+        p = bench(*args, "--device", "cpu")
+        assert p.returncode == 2, (args, p.stderr)
+        assert "Traceback" not in p.stderr and p.stderr.strip(), (args, p.stderr)

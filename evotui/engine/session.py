@@ -22,6 +22,7 @@ from evotui.engine.mutators import LLMMutator, MixedMutator, Mutator, ParamMutat
 from evotui.engine.rundir import RunDir, RunDirError, load_checkpoint
 from evotui.engine.state import EngineConfig
 from evotui.task import TaskError, TaskRef, resolve_task
+from evotui.task_preflight import preflight
 
 MUTATOR_MODES = ("auto", "llm", "param", "mixed")
 DEFAULT_ITERATIONS = 20
@@ -182,6 +183,8 @@ def _task_and_seed(opts: RunOptions, resuming: bool) -> tuple[TaskRef, str | Non
         return task, seed_path.read_text()
     except OSError as e:
         raise SetupError(f"cannot read seed {seed_path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise SetupError(f"seed {seed_path} is not UTF-8 text") from None
 
 
 async def open_session(options: RunOptions, *, evaluator: Evaluator | None = None,
@@ -244,11 +247,19 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
                 evaluator = EvaluatorPool(opts.device or "auto")
         except RuntimeError as e:
             raise SetupError(str(e)) from None
+    problem = None
     if dialect == "cuda" and evaluator.is_cpu:  # CUDA C has no CPU interpreter
+        problem = ("the seed is a CUDA C candidate: it needs a GPU (--device cuda); "
+                   "on the CPU only Triton candidates run, in Triton's interpreter")
+    else:
+        try:
+            await asyncio.to_thread(preflight, task, evaluator.is_cpu)
+        except TaskError as e:
+            problem = str(e)
+    if problem is not None:
         if owns:
             await asyncio.to_thread(getattr(evaluator, "close", lambda: None))
-        raise SetupError("the seed is a CUDA C candidate: it needs a GPU (--device cuda); "
-                         "on the CPU only Triton candidates run, in Triton's interpreter")
+        raise SetupError(problem)
     facts = await _device_facts(evaluator)
     if memory is None:
         memory, note = await open_memory(cfg.memory_k, facts.get("arch"), task,
