@@ -28,8 +28,23 @@ from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import httpx
-import ollama
 import pydantic
+
+
+def _import_ollama() -> tuple[Any, str | None]:
+    """The client parses OLLAMA_HOST as it is imported and raises on a malformed one
+    (`http://127.0.0.1:abc`): then it is imported without it, and every probe says why."""
+    try:
+        import ollama
+    except ValueError as e:
+        bad = os.environ.pop("OLLAMA_HOST", "")
+        import ollama
+
+        return ollama, f"OLLAMA_HOST={bad!r} is not a valid server address ({e})"
+    return ollama, None
+
+
+ollama, BAD_HOST_ENV = _import_ollama()
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 ERROR_KINDS = (
@@ -127,6 +142,13 @@ def classify(exc: BaseException, *, host: str, model: str | None, timeout: float
     where = f"the Ollama server at {host}"
     if isinstance(exc, ollama.ResponseError):
         code, detail = exc.status_code, str(exc.error).strip()
+        if code == 404 and model is None and "model" not in detail:
+            return LLMError(
+                "server_down",
+                f"{where} does not answer Ollama's API (HTTP 404 on /api/tags): is it an "
+                "Ollama server? Point OLLAMA_HOST (or --ollama-host) at one",
+                status_code=code,
+            )
         if code == 404 and "not found" in detail and (model is None or "model" in detail):
             name = model or "MODEL"
             return LLMError(
@@ -184,7 +206,12 @@ async def probe(host: str | None, timeout: float = 3.0) -> ServerStatus:
     """Is an Ollama server there, and which models does it have? Never raises for the
     usual failures (server down, slow, odd answer); they come back in ``error``."""
     shown = _display_host(host)
-    client = ollama.AsyncClient(host=host, timeout=timeout)
+    if host is None and BAD_HOST_ENV:
+        return ServerStatus(False, (), BAD_HOST_ENV)
+    try:
+        client = ollama.AsyncClient(host=host, timeout=timeout)
+    except ValueError as e:  # a malformed address (port not a number, out of range, ...)
+        return ServerStatus(False, (), f"{host!r} is not a valid Ollama server address ({e})")
     try:
         async with asyncio.timeout(timeout):
             listing = await client.list()

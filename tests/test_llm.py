@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -232,6 +233,35 @@ def test_probe_of_a_closed_port_says_how_to_start_ollama():
     assert time.monotonic() - t0 < 2.0
     assert not status.reachable and status.models == ()
     assert "ollama serve" in status.error
+
+
+def test_a_malformed_server_address_is_a_clear_error_not_a_traceback(tmp_path):
+    """`--ollama-host http://127.0.0.1:abc`, or the same in OLLAMA_HOST (which the client
+    parses as it is imported): the probe says the address is not valid."""
+    status = run(probe("http://127.0.0.1:abc", timeout=2.0))
+    assert not status.reachable and "is not a valid Ollama server address" in status.error
+    code = ("import asyncio, evotui.llm as m; s = asyncio.run(m.probe(None, timeout=2.0)); "
+            "print(s.reachable, s.error)")
+    env = {**os.environ, "OLLAMA_HOST": "http://127.0.0.1:abc"}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "False OLLAMA_HOST='http://127.0.0.1:abc' is not a valid server address" in p.stdout
+
+
+def test_a_web_server_that_is_not_ollama_is_named_so(tmp_path):
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        status = run(probe(f"http://127.0.0.1:{server.server_address[1]}", timeout=3.0))
+    finally:
+        server.shutdown()
+    assert not status.reachable
+    assert "does not answer Ollama's API" in status.error and "MODEL" not in status.error
 
 
 def test_llm_module_does_not_import_textual():
