@@ -310,6 +310,12 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
     ("layernorm", "layernorm/honest_layernorm_input_arg.py"),  # `forward(self, input)`
     ("layernorm", "layernorm/honest_layernorm_main_selftest.py"),  # an `if __name__` self-test
     ("rmsnorm_fp16", "rmsnorm/honest_rmsnorm_fp16_namedtuple_cfg.py"),  # NamedTuple._replace
+    # module constants: a parameter's default, derived from a name a kernel also has as a
+    # parameter, chosen by a 0/1 knob (IfExp), or by torch.cuda.is_available()
+    ("rmsnorm", "rmsnorm/honest_rmsnorm_kernel_default_global.py"),
+    ("add_gelu", "add_gelu/honest_add_gelu_derived_constexpr.py"),
+    ("row_sum", "row_sum/honest_row_sum_knob_constexpr.py"),
+    ("cross_entropy", "cross_entropy/honest_cross_entropy_is_cuda_constexpr.py"),
 ])
 def test_honest_code_as_engineers_write_it_is_accepted(cpu_pool, sample, path):
     from evotui.task import resolve_task

@@ -54,6 +54,10 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "x = torch.compiler.is_compiling()",
     "if __name__ == '__main__':\n    torch.manual_seed(0)",
     "class K:\n    @staticmethod\n    @triton.jit\n    def k(x):\n        pass",
+    "DEFAULT_BLOCK = 1024\n@triton.jit\ndef k(x, BLOCK: tl.constexpr = DEFAULT_BLOCK):\n    pass",
+    "B = 1024\nSUB = tl.constexpr(B // 2)\n@triton.jit\ndef k(x, B: tl.constexpr):\n    y = SUB",
+    "F64 = 0\nACC = tl.float64 if F64 else tl.float32\n@triton.jit\ndef k(x):\n    y = x.to(ACC)",
+    "ON_GPU = tl.constexpr(torch.cuda.is_available())\n@triton.jit\ndef k(x):\n    y = ON_GPU",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -121,6 +125,12 @@ def test_honest_code_passes(body):
     ("__name__ = '__main__'\nif __name__ == '__main__':\n    torch.manual_seed(0)",
      "forbidden_attribute"),
     ("D = {}\ny = D.copy.types.FunctionType", "forbidden_attribute"),
+    # a default or a constant that is an object after all
+    ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
+    ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),
+    ("X = torch.cuda.is_available\n@triton.jit\ndef k(x):\n    y = X", "forbidden_construct"),
+    ("C = 1.0 if nn.Linear(1, 1) else 2.0\n@triton.jit\ndef k(x):\n    y = C",
+     "forbidden_construct"),
 ])
 def test_cheat_vectors_are_rejected(body, reason):
     assert verdict(body) == reason

@@ -126,12 +126,16 @@ def _check_decorators(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue 
     return None
 
 
-def _literal(node: ast.expr | None, aliases: dict[str, str]) -> bool:
-    """A kernel parameter's default: a constant, a triton dtype, tl.constexpr(<constant>)."""
+def _literal(node: ast.expr | None, aliases: dict[str, str],
+             constants: frozenset[str] = frozenset()) -> bool:
+    """A kernel parameter's default: a constant, a triton dtype, tl.constexpr(<constant>),
+    or a module constant (``kernel_rules.module_constants``: bound once, to a constant)."""
     if node is None or isinstance(node, ast.Constant):
         return True
+    if isinstance(node, ast.Name):
+        return node.id in constants
     if isinstance(node, ast.UnaryOp):
-        return _literal(node.operand, aliases)
+        return _literal(node.operand, aliases, constants)
     if isinstance(node, ast.Attribute):
         return (dotted(node, aliases) or "").startswith("triton.language.")
     if isinstance(node, ast.Call) and not node.keywords:
@@ -195,11 +199,14 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
     kernels = jit_defs(tree, aliases)
     own = {k.name for k in kernels}
     shadowed = _bound_anywhere(tree)  # builtins the file rebinds are its own objects
+    from backends.triton_backend.kernel_rules import module_constants  # (it imports us)
+
+    constants = module_constants(tree, aliases)
     for kernel in kernels:
         where = f"in the Triton kernel `{kernel.name}`"
         args = kernel.args
         for default in [*args.defaults, *args.kw_defaults]:
-            if not _literal(default, aliases):
+            if not _literal(default, aliases, constants):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"the default `{ast.unparse(default)}` of a parameter of the "
                                    f"Triton kernel `{kernel.name}`: only constants (the body "

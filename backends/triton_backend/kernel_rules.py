@@ -17,6 +17,9 @@ from evotui.eval import reasons
 # what a `@triton.jit` body may call by bare name besides the file's own jit functions: on
 # a GPU nothing else compiles, and under the CPU interpreter anything else is plain Python
 # attributes of torch.finfo / torch.iinfo that are numbers
+# calls without arguments that answer a bool or an int about the machine: a module constant
+# may pick a code path by them (`ON_GPU = tl.constexpr(torch.cuda.is_available())`)
+HOST_FACTS = {"torch.cuda.is_available", "torch.cuda.device_count"}
 FINFO_NUMBERS = {"eps", "max", "min", "tiny", "smallest_normal", "resolution", "bits"}
 JIT_BUILTINS = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print",
                 "isinstance", "tuple", "zip", "enumerate", "static_print", "static_assert"}
@@ -30,6 +33,33 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
     # the same defs the launch hooks accept as kernels (that `triton.jit` appears only as a
     # decorator, so no other function becomes one, is jit_rules' to check)
     kernels = jit_defs(tree, aliases)
+    own, constants, others = _module_names(tree, aliases, kernels)
+    # a name bound to a constant and then to an object (`C = 1.0; C = Evil()`) is an object
+    for kernel in kernels:
+        local = {a.arg for a in kernel.args.args + kernel.args.kwonlyargs}
+        for node in ast.walk(ast.Module(body=kernel.body, type_ignores=[])):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+        for stmt in kernel.body:  # decorators and defaults run as ordinary Python: not here
+            for node in ast.walk(stmt):
+                issue = _check_kernel_node(node, kernel.name, local, own, others, aliases)
+                if issue:
+                    return issue
+    return None
+
+
+def module_constants(tree: ast.Module, aliases: dict[str, str]) -> frozenset[str]:
+    """Module-level names bound once, to a constant (``_is_constant``): what a kernel may
+    read, or take as a parameter's default."""
+    _, constants, others = _module_names(tree, aliases, jit_defs(tree, aliases))
+    bindings = _bindings(tree)
+    return frozenset(n for n in constants - others if bindings[n] == 1)
+
+
+def _module_names(tree: ast.Module, aliases: dict[str, str],
+                  kernels: list[ast.FunctionDef]) -> tuple[set[str], set[str], set[str]]:
+    """The module's names as a kernel sees them: the jit functions (and names bound to
+    them), the constants, and everything else."""
     own = {k.name for k in kernels}
     constants: set[str] = set()
     others: set[str] = set()  # module-level names bound to anything else
@@ -51,18 +81,7 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
                 others.update(names)
         elif isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name not in own:
             others.add(node.name)
-    # a name bound to a constant and then to an object (`C = 1.0; C = Evil()`) is an object
-    for kernel in kernels:
-        local = {a.arg for a in kernel.args.args + kernel.args.kwonlyargs}
-        for node in ast.walk(ast.Module(body=kernel.body, type_ignores=[])):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                local.add(node.id)
-        for stmt in kernel.body:  # decorators and defaults run as ordinary Python: not here
-            for node in ast.walk(stmt):
-                issue = _check_kernel_node(node, kernel.name, local, own, others, aliases)
-                if issue:
-                    return issue
-    return None
+    return own, constants, others
 
 
 def _is_constant(value: ast.expr, aliases: dict[str, str], rebound: frozenset[str],
@@ -81,11 +100,19 @@ def _is_constant(value: ast.expr, aliases: dict[str, str], rebound: frozenset[st
         return const(value.operand)
     if isinstance(value, ast.BinOp):
         return const(value.left) and const(value.right)
+    if isinstance(value, ast.IfExp):  # `tl.float64 if ACC_FP64 else tl.float32`
+        return const(value.test) and const(value.body) and const(value.orelse)
+    if isinstance(value, ast.Compare):
+        return const(value.left) and all(map(const, value.comparators))
+    if isinstance(value, ast.BoolOp):
+        return all(map(const, value.values))
     if isinstance(value, ast.Call) and not value.keywords and all(map(const, value.args)):
         func = value.func
         if isinstance(func, ast.Name) and func.id in {"float", "int"}:
             return func.id not in rebound
         path = _import_path(func, aliases, rebound) or ""
+        if path in HOST_FACTS and not value.args:  # a bool or an int about the machine
+            return True
         return path.startswith("math.") or (path.startswith("triton.")
                                             and path.endswith(".constexpr"))
     if isinstance(value, ast.Name) and value.id in known:
@@ -115,16 +142,27 @@ def _import_path(node: ast.expr, aliases: dict[str, str], rebound: frozenset[str
 
 
 def _bindings(tree: ast.Module) -> Counter[str]:
-    """How often the file binds each name other than by an import (assignments, loop and
-    `with` targets, walrus, functions, classes, parameters), anywhere."""
+    """How often the module scope binds each name other than by an import (assignments,
+    loop and `with` targets, walrus, functions, classes). A function's parameters and locals
+    are its own (`global` is banned): `BLOCK_SIZE` as a kernel parameter does not rebind the
+    module's `BLOCK_SIZE`."""
     names: Counter[str] = Counter()
-    for node in ast.walk(tree):
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[node.name] += 1
+            # decorators, defaults and bases run in the module scope; the body does not
+            pending.extend([*node.decorator_list, *getattr(node, "bases", [])])
+            if not isinstance(node, ast.ClassDef):
+                pending.extend(d for d in [*node.args.defaults, *node.args.kw_defaults] if d)
+            continue
+        if isinstance(node, ast.Lambda):
+            pending.extend(d for d in [*node.args.defaults, *node.args.kw_defaults] if d)
+            continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names[node.id] += 1
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names[node.name] += 1
-        elif isinstance(node, ast.arg):
-            names[node.arg] += 1
+        pending.extend(c for c in ast.iter_child_nodes(node) if c is not None)
     return names
 
 
