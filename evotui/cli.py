@@ -104,10 +104,15 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
         except TaskError as e:
             _fail(str(e), as_json, "task_error")
         where = "CPU (Triton interpreter)" if pool.is_cpu else pool.devices[0]
-        with err.status(f"evaluating {candidate.name} on {where}…"):
-            result = pool.evaluate(EvalRequest(task=task_ref, source=source, name=candidate.name,
-                                               trials=trials, timeout_s=timeout))
-        report = pool.sanitize(task_ref, source) if sanitize and result.accepted else None
+        try:
+            with err.status(f"evaluating {candidate.name} on {where}…"):
+                result = pool.evaluate(EvalRequest(task=task_ref, source=source,
+                                                   name=candidate.name, trials=trials,
+                                                   timeout_s=timeout))
+            report = pool.sanitize(task_ref, source) if sanitize and result.accepted else None
+        except KeyboardInterrupt:  # not a verdict: exit 1 would read as "rejected"
+            click.echo("interrupted: no verdict", err=True)
+            sys.exit(130)
     if report is not None and report.ran and not report.ok:
         from dataclasses import replace
 

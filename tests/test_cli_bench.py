@@ -114,3 +114,21 @@ def test_unreadable_text_and_a_nan_timeout_are_usage_errors(tmp_path):
         p = bench(*args, "--device", "cpu")
         assert p.returncode == 2, (args, p.stderr)
         assert "Traceback" not in p.stderr and p.stderr.strip(), (args, p.stderr)
+
+
+def test_ctrl_c_is_no_verdict(tmp_path):
+    """Interrupted, bench exits 130 (1 would read as "rejected") and leaves no worker."""
+    import signal
+    import time
+
+    cand = tmp_path / "spin.py"
+    cand.write_text("import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                    "    def forward(self, x):\n        while True:\n            pass\n")
+    p = subprocess.Popen([sys.executable, "-m", "evotui", "bench", str(SAMPLES / "softmax"),
+                          str(cand), "--device", "cpu", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (out, err)
+    assert "interrupted" in err and "Traceback" not in err
