@@ -73,6 +73,11 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     # round 12: the inputs read through `str(tensor)` (formatted with dispatch modes off),
     # the softmax computed in Python
     ("cheat_r12_repr_host_compute.py", {"torch_fallback"}),
+    # round 13: `match` made the skipped `__main__` self-test run (`case __name__:`), read
+    # `torch.utils._python_dispatch` by keyword patterns, and rebound a kernel's constant
+    ("cheat_r13_match_main.py", {"forbidden_construct"}),
+    ("cheat_r13_match_class_getattr.py", {"forbidden_construct"}),
+    ("cheat_r13_match_rebind_constant.py", {"forbidden_construct"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -400,3 +405,14 @@ def test_a_loss_estimated_from_part_of_each_row_is_a_mismatch(cpu_pool, tmp_path
     source = (CANDIDATES / "cross_entropy" / "cheat_r12_ce_subsample.py").read_text()
     result = cpu_pool.evaluate(EvalRequest(task=resolve_task(tmp_path), source=source))
     assert (result.accepted, result.reason) == (False, "mismatch"), result.message
+
+
+def test_the_worker_runs_the_file_as_the_rules_judged_it():
+    """The `if __name__ == "__main__":` block the static rules skip is left out of what the
+    worker executes too, so no way of making `__name__` "__main__" runs it."""
+    from evotui.eval.candidate_runner import CandidateRunner
+
+    source = "RAN = []\nif __name__ == '__main__':\n    RAN.append(1)\n"
+    namespace = {"__name__": "__main__"}
+    exec(compile(CandidateRunner._checked_tree(source), "c.py", "exec"), namespace)
+    assert namespace["RAN"] == []

@@ -125,6 +125,9 @@ def test_honest_code_passes(body):
     ("__name__ = '__main__'\nif __name__ == '__main__':\n    torch.manual_seed(0)",
      "forbidden_attribute"),
     ("D = {}\ny = D.copy.types.FunctionType", "forbidden_attribute"),
+    # round 13: `match` binds names (`case __name__:`) and reads attributes by keyword
+    ("match torch:\n    case object(utils=u):\n        pass", "forbidden_construct"),
+    ("y = nn.modules.transformer.copy.dispatch_table", "forbidden_attribute"),
     # a default or a constant that is an object after all
     ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
     ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),

@@ -126,6 +126,8 @@ FORBIDDEN_ATTRIBUTES = {
     # files: a storage mapped onto one (the dumped outputs, the task), and where a kernel's
     # source file lies (the worker's scratch folder)
     "from_file", "file_name",
+    # copyreg's table, reached as `<module>.copy.dispatch_table`: what deepcopy runs
+    "dispatch_table",
 }
 # attribute names banned by ending: every storage class (`torch.FloatStorage.from_file`)
 FORBIDDEN_ATTRIBUTE_SUFFIXES = ("Storage",)
@@ -177,7 +179,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         return StaticIssue(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}", e.lineno or 0)
-    tree = _without_main_block(tree)
+    tree = without_main_block(tree)
     aliases = module_aliases(tree)
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     issue = _check_annotations(tree)
@@ -201,10 +203,11 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     return None
 
 
-def _without_main_block(tree: ast.Module) -> ast.Module:
+def without_main_block(tree: ast.Module) -> ast.Module:
     """The file without its top-level ``if __name__ == "__main__":`` self-test, which never
-    runs (the worker loads the file under another module name) — unless the file binds
-    ``__name__`` itself, when the block stays and is checked like the rest."""
+    runs (the worker loads the file under another module name, and executes this same tree)
+    — unless the file binds ``__name__`` itself, when the block stays and is checked like
+    the rest."""
     binds_name = any(
         (isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load))
         or (isinstance(n, ast.arg) and n.arg == "__name__")
@@ -359,6 +362,11 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             return StaticIssue(reasons.FORBIDDEN_CALL, f"call to `{node.func.id}()`", line)
         if node.func.id == "type" and len(node.args) > 1:
             return StaticIssue(reasons.FORBIDDEN_CALL, "`type()` building a class", line)
+    elif isinstance(node, ast.Match):
+        # its patterns bind names no `ast.Name` shows (`case __name__:`) and read attributes
+        # by keyword (`case object(utils=u)` is `torch.utils`): round 13
+        return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "a `match` statement (its patterns "
+                           "bind names and read attributes the rules cannot see)", line)
     elif isinstance(node, ast.Name):
         if node.id in {"__builtins__", "__loader__", "__spec__", "__dict__"}:
             return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{node.id}`", line)
