@@ -65,8 +65,8 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_shape_specialised.py", {"mismatch", "runtime_error", "out_of_bounds"}),
     ("cheat_wrong.py", {"mismatch"}),
     # round 7: a kernel object built with one-argument `type()` from an unchecked function
-    ("cheat_r7_type_construct.py", {"runtime_error"}),
-    ("cheat_r7_jit_arg_construct.py", {"runtime_error"}),  # the same, passed as `FN=`
+    ("cheat_r7_type_construct.py", {"runtime_error", "forbidden_call"}),
+    ("cheat_r7_jit_arg_construct.py", {"runtime_error", "forbidden_call"}),  # the same, as `FN=`
     # round 8: torch in the timed calls, told apart by the input's `_version` (the CPU
     # interpreter's timed calls were never watched)
     ("cheat_r8_unwatched_timed_calls.py", {"torch_fallback"}),
@@ -78,6 +78,8 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_r13_match_main.py", {"forbidden_construct"}),
     ("cheat_r13_match_class_getattr.py", {"forbidden_construct"}),
     ("cheat_r13_match_rebind_constant.py", {"forbidden_construct"}),
+    # round 14: `T = torch` hid `T.package.sys_importer.import_module` from the path rules
+    ("cheat_r14_alias_package.py", {"forbidden_construct"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -197,6 +199,7 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     # round 12: files mapped in __init__ to rewrite the dumped outputs after the dump
     ("cheat_r12_mmap_dumped_outputs.py", "load_error", "file-backed tensors and storages"),
     ("cheat_r12_repr_host_compute.py", "torch_fallback", "a tensor printed"),
+    ("cheat_r14_alias_package.py", "torch_fallback", "the op policy switched off"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):

@@ -58,6 +58,7 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "B = 1024\nSUB = tl.constexpr(B // 2)\n@triton.jit\ndef k(x, B: tl.constexpr):\n    y = SUB",
     "F64 = 0\nACC = tl.float64 if F64 else tl.float32\n@triton.jit\ndef k(x):\n    y = x.to(ACC)",
     "ON_GPU = tl.constexpr(torch.cuda.is_available())\n@triton.jit\ndef k(x):\n    y = ON_GPU",
+    "import math\nlibdevice = tl.extra.cuda.libdevice\nM = math\nL = nn.Linear\nk = type(3)",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -128,6 +129,13 @@ def test_honest_code_passes(body):
     # round 13: `match` binds names (`case __name__:`) and reads attributes by keyword
     ("match torch:\n    case object(utils=u):\n        pass", "forbidden_construct"),
     ("y = nn.modules.transformer.copy.dispatch_table", "forbidden_attribute"),
+    # round 14: a module held as a value (its chains escape the path rules); `type` as one
+    ("T = torch\nI = T.package", "forbidden_construct"),
+    ("x = [torch][0]", "forbidden_construct"),
+    ("def f(T=torch):\n    return T", "forbidden_construct"),
+    ("N = torch.nn.modules.module", "forbidden_construct"),
+    ("T = type", "forbidden_construct"),
+    ("C = type(type)('C', (int,), {})", "forbidden_call"),
     # a default or a constant that is an object after all
     ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
     ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),

@@ -192,6 +192,9 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         issue = _check_node(node, aliases, inner, own_classes)
         if issue:
             return issue
+    issue = _check_module_values(tree, aliases, inner)
+    if issue:
+        return issue
     issue = check_kernel_bodies(tree, aliases)
     if issue:
         return issue
@@ -201,6 +204,54 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
         return StaticIssue(reasons.BAD_INTERFACE, "no top-level `class ModelNew`", 0)
     return None
+
+
+# modules a candidate may hold as a value (`libdevice = tl.extra.cuda.libdevice`): Triton's
+# language and math. Any other module as a value (`T = torch`, `[torch][0]`, a default, a
+# return) makes a chain the path rules never see: `T.package.sys_importer` (round 14).
+MODULE_VALUES_ALLOWED = ("triton.language", "math")
+
+
+def _check_module_values(tree: ast.Module, aliases: dict[str, str],
+                         inner: set[int]) -> StaticIssue | None:
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and node.id == "type" and isinstance(node.ctx, ast.Load)
+                and id(node) not in called):
+            # `T = type; T("C", (int,), {...})`: only `type(x)` itself is checked
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "`type` used other than called",
+                               node.lineno)
+        if (not isinstance(node, ast.Name | ast.Attribute) or id(node) in inner
+                or not isinstance(node.ctx, ast.Load)):
+            continue
+        path = dotted(node, aliases)
+        if path is None or path == "__future__" or path.startswith(MODULE_VALUES_ALLOWED):
+            continue
+        if _is_module(path):
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"`{ast.unparse(node)}` is a module used as a value (held, passed "
+                               "or returned, its attributes escape the rules): use it as "
+                               f"`{ast.unparse(node)}.name`", getattr(node, "lineno", 0))
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_module(path: str) -> bool:
+    """Whether a dotted name of an allowed import resolves to a module (in this process: the
+    parent, where no candidate code runs)."""
+    import importlib
+
+    parts = path.split(".")
+    try:
+        obj: object = importlib.import_module(parts[0])
+        for i, part in enumerate(parts[1:], start=1):
+            if hasattr(obj, part):
+                obj = getattr(obj, part)
+            else:
+                obj = importlib.import_module(".".join(parts[: i + 1]))
+    except Exception:  # noqa: BLE001 - a name that does not resolve is not a module here
+        return False
+    return isinstance(obj, types.ModuleType)
 
 
 def without_main_block(tree: ast.Module) -> ast.Module:
@@ -362,6 +413,10 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             return StaticIssue(reasons.FORBIDDEN_CALL, f"call to `{node.func.id}()`", line)
         if node.func.id == "type" and len(node.args) > 1:
             return StaticIssue(reasons.FORBIDDEN_CALL, "`type()` building a class", line)
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Call)
+          and isinstance(node.func.func, ast.Name) and node.func.func.id == "type"):
+        # `type(type)("C", (int,), {...})`: the class of a class builds classes
+        return StaticIssue(reasons.FORBIDDEN_CALL, "a call of what `type()` returned", line)
     elif isinstance(node, ast.Match):
         # its patterns bind names no `ast.Name` shows (`case __name__:`) and read attributes
         # by keyword (`case object(utils=u)` is `torch.utils`): round 13

@@ -44,8 +44,10 @@ def harness_code() -> dict[str, int]:
     # compute unwatched
     import torch
     import torch._tensor_str
+    import torch.utils._python_dispatch
 
-    for owner in (torch, torch.nn.functional, torch._tensor_str, torch.UntypedStorage):
+    for owner in (torch, torch.nn.functional, torch._tensor_str, torch.UntypedStorage,
+                  torch.utils._python_dispatch):
         code.update({f"{owner.__name__}.{k}": id(v) for k, v in list(vars(owner).items())})
     # torch.Tensor as attribute lookup resolves it, through its bases: a name set on
     # torch.Tensor that shadows a method of torch._C.TensorBase is new in Tensor's own

@@ -5,8 +5,9 @@
   ``__init__``, where no op policy runs, it let a candidate rewrite the outputs the worker
   had dumped for the judge and the task file the judge computes references from. The
   static rules ban the names; here the functions themselves refuse.
-- Printing a tensor: torch formats its values with dispatch modes off, so the op policy
-  saw no read while ``str(x)`` handed the host every value (``op_policy.watch_printing``).
+- Printing a tensor, or switching the dispatch modes off: the op policy saw nothing while
+  ``str(x)`` handed the host every value, or torch computed the answer inside
+  ``_disable_current_modes`` (``op_policy.watch_escapes``).
 
 Runs before ``leftovers.harness_code`` takes its snapshot, so a candidate that restores a
 function is caught as replaced harness code.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from evotui.eval.op_policy import watch_printing
+from evotui.eval.op_policy import watch_escapes
 
 
 def _refuse(*args: Any, **kwargs: Any) -> NoReturn:
@@ -28,4 +29,4 @@ def lock_down() -> None:
 
     torch.UntypedStorage.from_file = staticmethod(_refuse)  # typed storages call this one
     torch.from_file = _refuse
-    watch_printing()
+    watch_escapes()

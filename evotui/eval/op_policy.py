@@ -90,25 +90,35 @@ def poison_released(outputs: list[Any], protected: set[int]) -> None:
 _ACTIVE: list[OpPolicy] = []
 
 
-def watch_printing() -> None:
-    """Make a tensor printed under an active policy a violation: torch formats values with
-    dispatch modes off, so ``str(x)``, ``repr``, ``format`` and f-strings read every value
-    on the host unseen (round 12: a whole softmax computed in Python from ``str`` of an int
-    view). Once per process (the candidate worker's ``lockdown``)."""
+def watch_escapes() -> None:
+    """Make two ways around an active policy violations, once per process (the candidate
+    worker's ``lockdown``):
+    - a tensor printed: torch formats values with dispatch modes off, so ``str(x)``,
+      ``repr``, ``format`` and f-strings read every value on the host unseen (round 12: a
+      whole softmax computed in Python from ``str`` of an int view);
+    - the modes switched off (``_disable_current_modes``, reached through a module alias in
+      round 14): whatever torch computes inside is not seen."""
     import torch._tensor_str as tensor_str
+    import torch.utils._python_dispatch as python_dispatch
 
-    original = tensor_str._str
+    tensor_str._str = _watched(tensor_str._str, "a tensor printed (str, repr or format read "
+                               "its values on the host)")
+    python_dispatch._disable_current_modes = _watched(
+        python_dispatch._disable_current_modes, "the op policy switched off "
+        "(_disable_current_modes)")
+
+
+def _watched(original: Any, violation: str) -> Any:
     if getattr(original, "evotui_watched", False):
-        return
+        return original
 
-    def printed(*args: Any, **kwargs: Any) -> Any:
+    def watched(*args: Any, **kwargs: Any) -> Any:
         if _ACTIVE and not _ACTIVE[-1].suspended:
-            _ACTIVE[-1]._violation("a tensor printed (str, repr or format read its values "
-                                   "on the host)")
+            _ACTIVE[-1]._violation(violation)
         return original(*args, **kwargs)
 
-    printed.evotui_watched = True  # type: ignore[attr-defined]
-    tensor_str._str = printed
+    watched.evotui_watched = True  # type: ignore[attr-defined]
+    return watched
 
 
 class OpPolicy(TorchDispatchMode):
