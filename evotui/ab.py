@@ -41,6 +41,7 @@ class ABSpec:
     task: str
     out: Path
     learn: str | None = None
+    seed: str | None = None  # TASK's seed candidate for every run of both arms (default seed.py)
     seeds: int = 3
     iterations: int = 20
     learn_iterations: int | None = None  # default: iterations
@@ -160,8 +161,9 @@ class ABRunner:
 
         s = self.spec
         memory = await self._memory(library, resolve_task(task).meta) if library else None
-        opts = RunOptions(task=task, device=s.device, iterations=iterations, mutator=s.mutator,
-                          model=s.model, ollama_host=s.ollama_host,
+        opts = RunOptions(task=task, seed=s.seed if arm != "learn" else None, device=s.device,
+                          iterations=iterations, mutator=s.mutator, model=s.model,
+                          ollama_host=s.ollama_host,
                           out=str(s.out / "runs" / f"{arm}-seed{seed}"),
                           memory_k=s.memory_k if library else 0, random_seed=seed,
                           distill=arm == "learn", eval_timeout=s.eval_timeout)

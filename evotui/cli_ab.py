@@ -14,6 +14,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from evotui.cli_common import NonEmptyPath
+
 AB_HELP = """Does memory pay? Solve TASK with the same budget with the advice library off and
 on, over several RNG seeds, and compare evaluations to reach a target and the best result.
 
@@ -60,9 +62,12 @@ def print_table(console: Console, data: dict[str, Any]) -> None:
 
 
 @click.command("ab", help=AB_HELP)
-@click.argument("task", type=click.Path(exists=True, path_type=Path))
-@click.option("--learn", "learn", type=click.Path(exists=True, path_type=Path), default=None,
-              help="Run this related task first to fill the library.")
+@click.argument("task", type=NonEmptyPath(exists=True, path_type=Path))
+@click.option("--seed", "seed", type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Seed candidate of TASK for every run (default: seed.py next "
+                                 "to the task).")
+@click.option("--learn", "learn", type=NonEmptyPath(exists=True, path_type=Path), default=None,
+              help="Run this related task first to fill the library (from its own seed.py).")
 @click.option("--seeds", type=click.IntRange(1, 100), default=3, show_default=True,
               help="RNG seeds (runs per arm).")
 @click.option("--iterations", type=click.IntRange(min=1), default=20, show_default=True,
@@ -74,14 +79,20 @@ def print_table(console: Console, data: dict[str, Any]) -> None:
 @click.option("--target-speedup", type=click.FloatRange(min=1), default=None,
               help="Target instead: this many times the seed's speed.")
 @click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto",
-              show_default=True)
+              show_default=True,
+              help="cuda: every visible GPU; cpu: Triton's interpreter (times are not kernel "
+                   "speed); auto: cuda when a GPU is visible.")
 @click.option("--mutator", type=click.Choice(["param", "llm", "mixed"]), default="param",
-              show_default=True)
+              show_default=True,
+              help="How children are made: param (block sizes, num_warps, … without a model), "
+                   "llm (a local Ollama model) or mixed (both).")
 @click.option("--model", default=None, help="Ollama model for llm/mixed.")
-@click.option("--ollama-host", default=None, metavar="URL")
+@click.option("--ollama-host", default=None, metavar="URL",
+              help="Ollama server for llm/mixed (default: $OLLAMA_HOST, else "
+                   "http://127.0.0.1:11434).")
 @click.option("--memory-k", type=click.IntRange(1, 5), default=3, show_default=True,
               help="Pieces of advice per mutation when memory is on.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", type=NonEmptyPath(file_okay=False, path_type=Path), default=None,
               help="Where runs and results go (default: $EVOTUI_HOME/ab/TASK-TIMESTAMP).")
 @click.option("--fresh-library", is_flag=True,
               help="Start from the cold-start pack instead of a copy of your library.")
@@ -89,7 +100,7 @@ def print_table(console: Console, data: dict[str, Any]) -> None:
               help="Afterwards, import the advice the learning run distilled into your library.")
 @click.option("--eval-timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds one evaluation may take (default 180).")
-def ab(task: Path, learn: Path | None, seeds: int, iterations: int,
+def ab(task: Path, seed: Path | None, learn: Path | None, seeds: int, iterations: int,
        learn_iterations: int | None, target_pct: float, target_speedup: float | None,
        device: str, mutator: str, model: str | None, ollama_host: str | None, memory_k: int,
        out: Path | None, fresh_library: bool, save_advice: bool,
@@ -101,12 +112,17 @@ def ab(task: Path, learn: Path | None, seeds: int, iterations: int,
     from evotui.memory.store import AdviceError
     from evotui.task import TaskError
 
-    if out is None:
-        out = config.home() / "ab" / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    try:
+        _check_seeds(task, seed, learn)
+        if out is None:
+            out = config.home() / "ab" / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    except (TaskError, config.HomeError) as e:
+        _fail(str(e))
     if (out / "ab.json").exists() or (out / "runs").exists():
         _fail(f"{out} already holds an A/B experiment: choose another --out")
     spec = experiment.ABSpec(
-        task=str(task), out=out, learn=str(learn) if learn else None, seeds=seeds,
+        task=str(task), out=out, learn=str(learn) if learn else None,
+        seed=str(seed) if seed else None, seeds=seeds,
         iterations=iterations, learn_iterations=learn_iterations, target_pct=target_pct,
         target_speedup=target_speedup, device=device, mutator=mutator, model=model,
         ollama_host=ollama_host, memory_k=memory_k, fresh_library=fresh_library,
@@ -138,6 +154,17 @@ def ab(task: Path, learn: Path | None, seeds: int, iterations: int,
     if data["library"].get("saved") is not None:
         click.echo(f"{data['library']['saved']} pieces of learned advice saved to your library")
     click.echo(f"results: {out / 'ab.json'}, {out / 'ab.md'}")
+
+
+def _check_seeds(task: Path, seed: Path | None, learn: Path | None) -> None:
+    """Before the pool starts: every run needs a seed candidate (raises ``TaskError``)."""
+    from evotui.task import resolve_task
+
+    ref = resolve_task(task)
+    if seed is None and ref.seed_path is None:
+        _fail(f"task {ref.name} has no seed candidate (seed.py next to it): pass --seed FILE")
+    if learn is not None and resolve_task(learn).seed_path is None:
+        _fail(f"--learn task {learn} has no seed candidate: put a seed.py next to it")
 
 
 async def _run(runner: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from evotui.cli_common import NonEmptyPath
 from evotui.memory.atomic import CorruptLibrary
 from evotui.memory.model import STATUSES, Advice
 from evotui.memory.store import AdviceError, AdviceStore
@@ -50,6 +51,15 @@ def _store() -> AdviceStore:
     return AdviceStore()
 
 
+def _warn_damaged(store: AdviceStore) -> None:
+    """Records a hand edit broke are left out of listings, said on stderr (exit code 0)."""
+    bad = store.damaged()
+    if bad:
+        which = "; ".join(f"{i} ({why})" for i, why in bad)
+        click.echo(f"warning: {len(bad)} damaged record{'s' if len(bad) > 1 else ''} in "
+                   f"{store.path} left out: {which}", err=True)
+
+
 def _pct(x: float | None) -> str:
     return "—" if x is None else f"{x * 100:+.1f} %"
 
@@ -76,7 +86,9 @@ def advice() -> None:
 @_errors
 def list_(as_json: bool, status: str | None, kind: str | None) -> None:
     """List the advice (newest last)."""
-    items = [a for a in _store().all()
+    store = _store()
+    _warn_damaged(store)
+    items = [a for a in store.all()
              if (status is None or a.status == status) and (kind is None or a.kind == kind)]
     if as_json:
         click.echo(json.dumps([a.to_doc() for a in items], ensure_ascii=False))
@@ -242,7 +254,8 @@ def edit(advice_id: str, text: str | None, tags: str | None, kind: str | None,
 def rm(advice_id: str) -> None:
     """Remove a piece of advice for good (veto keeps it, out of the prompts)."""
     a = _store().remove(advice_id)
-    click.echo(f"{a.id} removed: {a.text}")
+    click.echo(f"{advice_id} removed (a damaged record)" if a is None
+               else f"{a.id} removed: {a.text}")
 
 
 @advice.command()
@@ -258,13 +271,15 @@ def merge(keep_id: str, drop_id: str) -> None:
 
 
 @advice.command("export")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=NonEmptyPath(dir_okay=False, path_type=Path))
 @_errors
 def export_(file: Path) -> None:
     """Write the whole library to FILE as JSON ('-' for stdout), to share it."""
     from evotui.memory.atomic import atomic_write_bytes
 
-    data = _store().export_data()
+    store = _store()
+    _warn_damaged(store)
+    data = store.export_data()
     body = json.dumps(data, ensure_ascii=False, indent=1)
     if str(file) == "-":
         click.echo(body)
@@ -274,7 +289,7 @@ def export_(file: Path) -> None:
 
 
 @advice.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=NonEmptyPath(dir_okay=False, path_type=Path))
 @_errors
 def import_(file: Path) -> None:
     """Merge an exported library into this one (same advice is merged, not repeated)."""
@@ -296,6 +311,7 @@ def audit(as_json: bool) -> None:
     from evotui.memory.audit import audit as run_audit
 
     store = _store()
+    _warn_damaged(store)
     findings = run_audit(store.all())
     if as_json:
         click.echo(json.dumps([f.__dict__ for f in findings], ensure_ascii=False))

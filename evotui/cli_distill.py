@@ -45,7 +45,7 @@ async def distill_run_dir(run_dir: Path, *, model: str | None = None, host: str 
     """Distil the run in ``run_dir`` into the library at ``$EVOTUI_HOME``; returns the
     ``advice`` report section. Raises ``RunDirError``/``TaskError`` for a bad run."""
     from evotui.engine import distillation as dist
-    from evotui.engine.rundir import load_checkpoint
+    from evotui.engine.rundir import CHECKPOINT, RunDirError, load_checkpoint
     from evotui.engine.state import EngineConfig, RunState
     from evotui.memory.hook import MemoryHook
     from evotui.memory.store import AdviceStore
@@ -54,6 +54,8 @@ async def distill_run_dir(run_dir: Path, *, model: str | None = None, host: str 
     notes = notes if notes is not None else []
     ck = load_checkpoint(run_dir)
     state = RunState.from_dict(ck, EngineConfig.from_dict(ck.get("config") or {}))
+    if not ck.get("task"):
+        raise RunDirError(f"{run_dir / CHECKPOINT} is damaged ('task' is missing)")
     task = resolve_task(ck["task"])
     report_file = run_dir / "report.json"
     report = json.loads(report_file.read_text()) if report_file.is_file() else {}

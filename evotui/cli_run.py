@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from evotui.cli_common import NonEmptyPath, fail
 from evotui.config import DEFAULT_MODEL
 
 RUN_HELP = f"""Evolve the kernel of TASK (a KernelBench-format file or a folder such as
@@ -23,8 +24,8 @@ checkpoint every generation: `evotui run --resume DIR` continues after Ctrl-C or
 
 
 @click.command("run", help=RUN_HELP)
-@click.argument("task", required=False, type=click.Path(path_type=Path))
-@click.option("--seed", "seed", type=click.Path(path_type=Path, dir_okay=False),
+@click.argument("task", required=False, type=NonEmptyPath(path_type=Path))
+@click.option("--seed", "seed", type=NonEmptyPath(path_type=Path, dir_okay=False),
               help="Seed candidate (default: seed.py next to the task).")
 @click.option("--headless", is_flag=True, help="No TUI: a progress line on stderr.")
 @click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default=None,
@@ -37,9 +38,9 @@ checkpoint every generation: `evotui run --resume DIR` continues after Ctrl-C or
 @click.option("--model", default=None, help=f"Ollama model (default {DEFAULT_MODEL}).")
 @click.option("--ollama-host", default=None, metavar="URL",
               help="Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434).")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+@click.option("--out", type=NonEmptyPath(path_type=Path, file_okay=False), default=None,
               help="Run directory (default: $EVOTUI_HOME/runs/TASK-TIMESTAMP).")
-@click.option("--resume", type=click.Path(path_type=Path, file_okay=False, exists=True),
+@click.option("--resume", type=NonEmptyPath(path_type=Path, file_okay=False, exists=True),
               default=None, help="Continue the run in this directory.")
 @click.option("--memory-k", type=click.IntRange(0, 5), default=None,
               help="Pieces of advice per prompt (default 3; 0 turns the advice library off).")
@@ -59,6 +60,8 @@ def run(task: Path | None, seed: Path | None, headless: bool, device: str | None
 
     if task is None and resume is None:
         raise click.UsageError("give a TASK, or --resume DIR")
+    if resume is not None:
+        _check_resume(resume, {"--out": out, "--seed": seed, "--random-seed": random_seed})
     options = RunOptions(
         task=str(task) if task else None, seed=str(seed) if seed else None, device=device,
         iterations=iterations, mutator=mutator, model=model, ollama_host=ollama_host,
@@ -75,3 +78,11 @@ def run(task: Path | None, seed: Path | None, headless: bool, device: str | None
     from evotui import headless as runner
 
     sys.exit(runner.run(options))
+
+
+def _check_resume(resume: Path, given: dict[str, object]) -> None:
+    """A resumed run keeps its directory, seed and RNG: these options would be ignored."""
+    clash = [name for name, value in given.items() if value is not None]
+    if clash:
+        fail(f"{', '.join(clash)} cannot be combined with --resume (the run in {resume} keeps "
+             "its own)")

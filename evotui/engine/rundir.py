@@ -67,15 +67,63 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise RunDirError(f"cannot read {file}: {e}") from None
     if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION:
         raise RunDirError(f"{file} is not an evotui checkpoint of version {CHECKPOINT_VERSION}")
-    if data.get("sources") == SOURCES:  # programs kept apart (older checkpoints hold them)
-        sources = read_sources(path / SOURCES, data.get("sources_offset"))
-        for c in data["population"]["candidates"]:
-            if c.get("source") is None:
-                if c["id"] not in sources:
-                    raise RunDirError(f"{path / SOURCES} lacks the program of {c['id']}: the "
-                                      "run directory is damaged")
-                c["source"] = sources[c["id"]]
+    try:
+        _check_outline(data)
+        _fill_sources(path, data)
+        _check_shape(data)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise RunDirError(f"{file} is damaged ({_why(e)})") from None
     return data
+
+
+def _check_outline(data: dict[str, Any]) -> None:
+    population = data.get("population")
+    if not isinstance(population, dict):
+        raise ValueError("no 'population' object" if population is None
+                         else "'population' is not an object")
+    candidates = population.get("candidates")
+    if not isinstance(candidates, list) or not all(isinstance(c, dict) for c in candidates):
+        raise ValueError("'population.candidates' is not a list of objects")
+    if not isinstance(data.get("rng"), list) or len(data["rng"]) != 3:
+        raise ValueError("'rng' is not a random generator state")
+
+
+def _fill_sources(path: Path, data: dict[str, Any]) -> None:
+    if data.get("sources") != SOURCES:  # older checkpoints hold the programs themselves
+        return
+    sources = read_sources(path / SOURCES, data.get("sources_offset"))
+    for c in data["population"]["candidates"]:
+        if c.get("source") is None:
+            if c["id"] not in sources:
+                raise RunDirError(f"{path / SOURCES} lacks the program of {c['id']}: the "
+                                  "run directory is damaged")
+            c["source"] = sources[c["id"]]
+
+
+def _check_shape(data: dict[str, Any]) -> None:
+    """Parse what a resume will read, so that a hand-edited or truncated-by-hand checkpoint
+    fails here, with its name, rather than deep in the engine."""
+    from evotui.engine.mutators import LLMAccount
+    from evotui.engine.state import EngineConfig, RunState
+
+    if not isinstance(data.get("task", ""), str):
+        raise TypeError("'task' is not a path")
+    for key in ("run", "config", "mutator"):
+        if not isinstance(data.get(key) or {}, dict):
+            raise TypeError(f"{key!r} is not an object")
+    mutator = data.get("mutator") or {}
+    LLMAccount.from_dict(mutator.get("account") or {})
+    int((mutator.get("state") or {}).get("patch_failures", 0))
+    int(data.get("events_offset", 0))
+    if data.get("sources_offset") is not None:
+        int(data["sources_offset"])
+    RunState.from_dict(data, EngineConfig.from_dict(data.get("config") or {}))
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, KeyError):
+        return f"{e.args[0]!r} is missing"
+    return str(e) or type(e).__name__
 
 
 def read_sources(file: Path, limit: int | None = None) -> dict[str, str]:

@@ -189,6 +189,28 @@ def _task_and_seed(opts: RunOptions, resuming: bool) -> tuple[TaskRef, str | Non
         raise SetupError(f"seed {seed_path} is not UTF-8 text") from None
 
 
+async def _dask_pool(address: str, device: str) -> Evaluator:
+    from evotui.eval.dask_pool import DaskEvaluatorPool
+
+    try:
+        return await asyncio.to_thread(DaskEvaluatorPool, address, device=device)
+    except ValueError as e:  # distributed's verdict on a malformed address
+        raise SetupError(f"--scheduler {address!r} is not a scheduler address ({e}): give one "
+                         "such as tcp://host:8786") from None
+
+
+def _run_dir_path(opts: RunOptions, task: TaskRef) -> Path:
+    if opts.resume:
+        return Path(opts.resume)
+    if opts.out:
+        return Path(opts.out)
+    try:
+        runs = evoconfig.runs_dir()
+    except evoconfig.HomeError as e:
+        raise SetupError(f"{e}; or pass --out DIR") from None
+    return runs / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
 async def open_session(options: RunOptions, *, evaluator: Evaluator | None = None,
                        memory: MemoryHook | None = None) -> Session:
     checkpoint: dict[str, Any] | None = None
@@ -210,6 +232,7 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
                 raise SetupError(f"{options.resume} is a run of {checkpoint.get('task')}, "
                                  f"not of {given}")
     task, seed_source = _task_and_seed(opts, checkpoint is not None)
+    out = _run_dir_path(opts, task)  # before the slow parts: a bad EVOTUI_HOME fails here
 
     mode = opts.mutator or "auto"
     model = opts.model or evoconfig.DEFAULT_MODEL
@@ -241,10 +264,7 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
 
         try:
             if opts.scheduler:
-                from evotui.eval.dask_pool import DaskEvaluatorPool
-
-                evaluator = await asyncio.to_thread(DaskEvaluatorPool, opts.scheduler,
-                                                    device=opts.device or "auto")
+                evaluator = await _dask_pool(opts.scheduler, opts.device or "auto")
             else:
                 evaluator = EvaluatorPool(opts.device or "auto")
         except RuntimeError as e:
@@ -269,9 +289,6 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
         if note:
             notes.append(note)
 
-    out = Path(opts.resume) if opts.resume else (
-        Path(opts.out) if opts.out else
-        evoconfig.runs_dir() / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         run_dir = RunDir(out, resume=checkpoint is not None)
     except RunDirError as e:

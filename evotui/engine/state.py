@@ -47,8 +47,22 @@ class EngineConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        """Raises ``ValueError``/``TypeError`` for a setting of the wrong type."""
+        known = {f.name: f.default for f in fields(cls)}
+        return cls(**{k: _setting(k, known[k], v) for k, v in data.items() if k in known})
+
+
+def _setting(name: str, default: Any, value: Any) -> Any:
+    """A stored setting as the default's type (a hand-edited checkpoint may hold anything)."""
+    wrong = f"config {name!r} is {value!r}, expected {type(default).__name__}"
+    if isinstance(default, bool) or isinstance(value, bool):
+        if type(value) is not type(default):
+            raise TypeError(wrong)
+        return value
+    try:
+        return type(default)(value)
+    except (TypeError, ValueError):
+        raise ValueError(wrong) from None
 
 
 @dataclass(frozen=True)

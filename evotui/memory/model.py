@@ -148,23 +148,112 @@ class Advice:
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> Advice:
+        """Raises ``BadAdvice`` (a ``ValueError`` naming the field) for a malformed document:
+        the library is a JSON file people edit by hand."""
+        if not isinstance(doc, dict):
+            raise BadAdvice(f"the record is {_short(doc)}, not an object")
         known = {f.name for f in fields(cls)} - {"extra"}
         extra = {k: v for k, v in doc.items() if k not in known}
-        gain = doc.get("gain")
-        created = str(doc.get("created") or now_iso())
+        created = _opt_str(doc, "created") or now_iso()
         return cls(
-            id=str(doc["id"]),
-            text=str(doc["text"]),
-            kind=str(doc.get("kind") or GENERAL_KIND),
-            tags=tuple(str(t) for t in doc.get("tags") or ()),
-            conditions=dict(doc.get("conditions") or {}),
-            arch=doc.get("arch") or None,
-            gain=None if gain is None else float(gain),
-            provenance=tuple(Provenance.from_doc(p) for p in doc.get("provenance") or ()),
-            status=str(doc.get("status") or "proposed"),
-            counters={str(k): [int(v[0]), int(v[1])] for k, v in (doc.get("counters") or {}).items()},
+            id=_required_str(doc, "id"),
+            text=_required_str(doc, "text"),
+            kind=_opt_str(doc, "kind") or GENERAL_KIND,
+            tags=tuple(_str_list(doc, "tags")),
+            conditions=dict(_opt_dict(doc, "conditions")),
+            arch=_opt_str(doc, "arch") or None,
+            gain=_opt_number(doc, "gain"),
+            provenance=tuple(_provenance(doc.get("provenance"))),
+            status=_status(doc),
+            counters=_counters(doc.get("counters")),
             created=created,
-            updated=str(doc.get("updated") or created),
-            decided=str(doc.get("decided") or created),
+            updated=_opt_str(doc, "updated") or created,
+            decided=_opt_str(doc, "decided") or created,
             extra=extra,
         )
+
+
+class BadAdvice(ValueError):
+    """A document that is not a valid advice record; the message names the field."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _expected(name: str, value: Any, what: str) -> BadAdvice:
+    return BadAdvice(f"{name} is {_short(value)}, expected {what}")
+
+
+def _required_str(doc: dict[str, Any], name: str) -> str:
+    value = doc.get(name)
+    if value is None:
+        raise BadAdvice(f"{name} is missing")
+    if not isinstance(value, str) or not value.strip():
+        raise _expected(name, value, "a non-empty string")
+    return value
+
+
+def _opt_str(doc: dict[str, Any], name: str) -> str | None:
+    value = doc.get(name)
+    if value is not None and not isinstance(value, str):
+        raise _expected(name, value, "a string")
+    return value
+
+
+def _str_list(doc: dict[str, Any], name: str) -> list[str]:
+    value = doc.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple) or not all(isinstance(x, str) for x in value):
+        raise _expected(name, value, "a list of strings")
+    return list(value)
+
+
+def _opt_dict(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    value = doc.get(name)
+    if value is not None and not isinstance(value, dict):
+        raise _expected(name, value, "an object")
+    return value or {}
+
+
+def _opt_number(doc: dict[str, Any], name: str) -> float | None:
+    value = doc.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _expected(name, value, "a number")
+    return float(value)
+
+
+def _status(doc: dict[str, Any]) -> str:
+    value = doc.get("status") or "proposed"
+    if value not in STATUSES:
+        raise _expected("status", value, f"one of {', '.join(STATUSES)}")
+    return str(value)
+
+
+def _provenance(value: Any) -> list[Provenance]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(p, dict) for p in value):
+        raise _expected("provenance", value, "a list of objects")
+    for p in value:
+        _opt_number(p, "gain")
+    return [Provenance.from_doc(p) for p in value]
+
+
+def _counters(value: Any) -> dict[str, list[int]]:
+    """``{library: [shown, improved]}``, both whole numbers."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _expected("counters", value, "an object {library: [shown, improved]}")
+    out: dict[str, list[int]] = {}
+    for lib, pair in value.items():
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(n, int) and not isinstance(n, bool) for n in pair)):
+            raise _expected(f"counters[{lib!r}]", pair, "[shown, improved]")
+        out[str(lib)] = [pair[0], pair[1]]
+    return out

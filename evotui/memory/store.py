@@ -28,13 +28,14 @@ from evotui.memory.merge import merge
 from evotui.memory.model import STATUSES, Advice, Provenance, is_valid_id, new_id, now_iso
 from evotui.memory.text import normalize_text
 
+_MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError)
 TABLE = "advice"
 EXPORT_FORMAT = "evotui-advice"
 FORMAT_VERSION = 1
 
 __all__ = [
     "AdviceStore", "AdviceError", "UnknownAdvice", "AmbiguousId", "CorruptLibrary",
-    "LibraryLocked", "ImportResult", "Snapshot",
+    "DamagedAdvice", "LibraryLocked", "ImportResult", "Snapshot",
 ]
 
 
@@ -52,6 +53,12 @@ class AmbiguousId(AdviceError):
 
 class LibraryLocked(AdviceError):
     pass
+
+
+class DamagedAdvice(AdviceError):
+    def __init__(self, message: str, advice_id: str) -> None:
+        super().__init__(message)
+        self.advice_id = advice_id
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,10 @@ class AdviceStore:
         self._norm_memo: dict[str, str] = {}
         self._text_index: dict[str, str] | None = None  # normalised text → id, per generation
         self._text_gen: str | None = None
+        # id(doc) → (doc, why it is damaged or None): documents are copy-on-write, so an
+        # unchanged one keeps its object and is checked once, not on every snapshot
+        self._checked: dict[int, tuple[dict[str, Any], str | None]] = {}
+        self._damaged: list[tuple[str, str]] = []
         self._open(cold_start)
 
     def _make_storage(self, path: str) -> AtomicJSONStorage:
@@ -183,9 +194,31 @@ class AdviceStore:
         return str(self.storage.meta.get("library") or "local")
 
     def snapshot(self) -> Snapshot:
+        """The valid documents; damaged ones (see ``damaged()``) stay on disk, left out."""
         with self._mutex:
             data = self.storage.read() or {}
-            return Snapshot(self.storage.gen, list(data.get(TABLE, {}).values()))
+            return Snapshot(self.storage.gen, self._sort_out(data.get(TABLE, {})))
+
+    def damaged(self) -> list[tuple[str, str]]:
+        """(id, what is wrong) of each record that is not valid advice (a hand edit)."""
+        with self._mutex:
+            self.snapshot()
+            return list(self._damaged)
+
+    def _sort_out(self, table: dict[str, Any]) -> list[dict[str, Any]]:
+        good: list[dict[str, Any]] = []
+        damaged: list[tuple[str, str]] = []
+        checked: dict[int, tuple[dict[str, Any], str | None]] = {}
+        for key, doc in table.items():
+            hit = self._checked.get(id(doc))
+            why = hit[1] if hit is not None and hit[0] is doc else _damage(doc)
+            checked[id(doc)] = (doc, why)
+            if why is None:
+                good.append(doc)
+            else:
+                damaged.append((str(key), why))
+        self._checked, self._damaged = checked, damaged
+        return good
 
     def all(self) -> list[Advice]:
         docs = self.snapshot().docs
@@ -198,17 +231,22 @@ class AdviceStore:
         return isinstance(advice_id, str) and self._get(advice_id) is not None
 
     def _get(self, advice_id: str) -> Advice | None:
+        """The valid advice with this id (None also for a damaged record)."""
         if not is_valid_id(advice_id):
             return None
         with self._mutex:
             doc = self._table.get(doc_id=advice_id)  # type: ignore[arg-type]
-        return Advice.from_doc(dict(doc)) if isinstance(doc, dict) else None
+        try:
+            return Advice.from_doc(dict(doc)) if isinstance(doc, dict) else None
+        except _MALFORMED:
+            return None
 
     def get(self, advice_id: str) -> Advice:
         """The advice with this id, or with this unique id prefix (at least 3 characters)."""
         found = self._get(advice_id)
         if found is not None:
             return found
+        self._raise_if_damaged(advice_id)
         found = self._get(self.resolve(advice_id))
         if found is None:
             raise UnknownAdvice(f"no advice with id {advice_id!r}")
@@ -225,6 +263,20 @@ class AdviceStore:
             raise AmbiguousId(f"id prefix {prefix!r} matches {len(hits)} pieces of advice: "
                               + ", ".join(sorted(hits)[:5]))
         return hits[0]
+
+    def _taken(self, advice_id: str) -> bool:
+        """Some record, valid or damaged, has this id."""
+        with self._mutex:
+            return self._table.get(doc_id=advice_id) is not None  # type: ignore[arg-type]
+
+    def _raise_if_damaged(self, advice_id: str) -> None:
+        key = advice_id.strip().lower()
+        hits = [(i, why) for i, why in self.damaged() if i == key or (len(key) >= 3
+                                                                       and i.startswith(key))]
+        if len(hits) == 1:
+            bad, why = hits[0]
+            raise DamagedAdvice(f"advice {bad} in {self.path} is damaged ({why}): fix it there, "
+                                f"or remove it with `evotui advice rm {bad}`", bad)
 
     def _norm(self, text: str) -> str:
         norm = self._norm_memo.get(text)
@@ -265,7 +317,7 @@ class AdviceStore:
                 if merged is not existing:
                     self._write_doc(merged)
                 return merged
-            while self._get(advice.id) is not None or not is_valid_id(advice.id):
+            while self._taken(advice.id) or not is_valid_id(advice.id):
                 advice = advice.with_(id=new_id())
             self._table.insert(Document(advice.to_doc(), doc_id=advice.id))  # type: ignore[arg-type]
             if self._text_index is not None:
@@ -326,9 +378,14 @@ class AdviceStore:
     def veto(self, advice_id: str) -> Advice:
         return self.set_status(advice_id, "vetoed")
 
-    def remove(self, advice_id: str) -> Advice:
+    def remove(self, advice_id: str) -> Advice | None:
+        """Removes it and returns it; None when it was a damaged record (removed all the same)."""
         with self._locked():
-            current = self.get(advice_id)
+            try:
+                current = self.get(advice_id)
+            except DamagedAdvice as e:
+                self._table.remove(doc_ids=[e.advice_id])  # type: ignore[list-item]
+                return None
             self._table.remove(doc_ids=[current.id])  # type: ignore[list-item]
             return current
 
@@ -416,7 +473,7 @@ class AdviceStore:
                     if target not in result.merged and target not in added:
                         result.merged.append(target)
                     continue
-                while adv.id in by_id:
+                while adv.id in by_id or self._taken(adv.id):
                     adv = adv.with_(id=new_id())
                 by_id[adv.id] = added[adv.id] = adv
                 by_text[self._norm(adv.text)] = adv.id
@@ -427,6 +484,15 @@ class AdviceStore:
                     [Document(a.to_doc(), doc_id=a.id) for a in added.values()]  # type: ignore[arg-type]
                 )
         return result
+
+
+def _damage(doc: Any) -> str | None:
+    """Why ``doc`` is not a valid advice record, or None."""
+    try:
+        Advice.from_doc(doc)
+    except _MALFORMED as e:
+        return str(e) or type(e).__name__
+    return None
 
 
 def _advice_from_import(item: Any, index: int) -> tuple[Advice, bool]:
@@ -442,5 +508,6 @@ def _advice_from_import(item: Any, index: int) -> tuple[Advice, bool]:
         doc["provenance"] = [Provenance(source="imported", date=str(doc.get("created") or "")).to_doc()]
     try:
         return Advice.from_doc(doc), bool(doc.get("created"))
-    except (TypeError, ValueError, KeyError, IndexError) as e:
-        raise AdviceError(f"advice #{index + 1} in the file is not valid: {e}") from e
+    except _MALFORMED as e:
+        which = f" (id {item['id']})" if isinstance(item.get("id"), str) else ""
+        raise AdviceError(f"advice #{index + 1}{which} in the file is not valid: {e}") from None
