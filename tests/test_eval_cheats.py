@@ -80,6 +80,8 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_r13_match_rebind_constant.py", {"forbidden_construct"}),
     # round 14: `T = torch` hid `T.package.sys_importer.import_module` from the path rules
     ("cheat_r14_alias_package.py", {"forbidden_construct"}),
+    # round 15: `tl.extra.modules` is sys.modules; torch run in a joined thread
+    ("cheat_r15_extra_modules_thread.py", {"forbidden_attribute"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -200,6 +202,7 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_r12_mmap_dumped_outputs.py", "load_error", "file-backed tensors and storages"),
     ("cheat_r12_repr_host_compute.py", "torch_fallback", "a tensor printed"),
     ("cheat_r14_alias_package.py", "torch_fallback", "the op policy switched off"),
+    ("cheat_r15_extra_modules_thread.py", "torch_fallback", "a thread started in forward"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):
@@ -235,7 +238,9 @@ def test_copying_device_values_to_the_host_is_a_torch_fallback():
 
 def test_threads_left_running_are_caught_at_runtime(raw_cpu_pool, softmax_task):
     result = evaluate(raw_cpu_pool, softmax_task, "fault_spawn_thread.py")
-    assert result.reason == "threads_spawned"
+    # started in forward, it is a violation as it starts (round 15); left running, too
+    assert result.reason in {"threads_spawned", "torch_fallback"}, result.message
+    assert "thread" in result.message
 
 
 def test_a_detached_process_is_caught_and_killed_with_the_worker(raw_cpu_pool, softmax_task):

@@ -133,9 +133,14 @@ def test_honest_code_passes(body):
     ("T = torch\nI = T.package", "forbidden_construct"),
     ("x = [torch][0]", "forbidden_construct"),
     ("def f(T=torch):\n    return T", "forbidden_construct"),
-    ("N = torch.nn.modules.module", "forbidden_construct"),
+    ("N = torch.nn.functional", "forbidden_construct"),
     ("T = type", "forbidden_construct"),
     ("C = type(type)('C', (int,), {})", "forbidden_call"),
+    # round 15: `tl.extra.modules` is sys.modules, `tl.extra.spec` a module spec (its loader
+    # reads any file), `tl.core.knobs` is triton.knobs
+    ("m = tl.extra.modules['os']", "forbidden_attribute"),
+    ("d = tl.extra.spec.loader.get_data('/etc/hostname')", "forbidden_attribute"),
+    ("k = tl.core.knobs", "forbidden_attribute"),
     # a default or a constant that is an object after all
     ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
     ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),

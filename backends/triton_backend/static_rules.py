@@ -128,6 +128,8 @@ FORBIDDEN_ATTRIBUTES = {
     "from_file", "file_name",
     # copyreg's table, reached as `<module>.copy.dispatch_table`: what deepcopy runs
     "dispatch_table",
+    # `tl.core.knobs` is `triton.knobs` (banned only as that path)
+    "knobs",
 }
 # attribute names banned by ending: every storage class (`torch.FloatStorage.from_file`)
 FORBIDDEN_ATTRIBUTE_SUFFIXES = ("Storage",)
@@ -308,7 +310,7 @@ def reachable_modules() -> frozenset[str]:
     import importlib
 
     roots = {name.split(".")[0] for name in ALLOWED_IMPORTS} - {"__future__"}
-    found, ours = set(), set()
+    found, ours, escapes = set(), set(), set()
     with warnings.catch_warnings():  # deprecated torch names warn when touched
         warnings.simplefilter("ignore")
         for name in ALLOWED_IMPORTS - {"__future__"}:
@@ -323,7 +325,25 @@ def reachable_modules() -> frozenset[str]:
                 if isinstance(value, types.ModuleType):
                     # `tl.random`, `tl.math` name triton's own modules: those stay usable
                     (ours if value.__name__.split(".")[0] in roots else found).add(attr)
-    return frozenset(found - ours)
+                elif _leads_to_modules(value):
+                    escapes.add(attr)  # even where torch names a module of its own so
+    return frozenset(found - ours) | frozenset(escapes)
+
+
+IMPORT_MACHINERY = ("importlib", "_frozen_importlib", "zipimport", "pkgutil")
+
+
+def _leads_to_modules(value: object) -> bool:
+    """A dict of modules (round 15: `tl.extra.modules` is `sys.modules`, left there by
+    `from sys import modules`) or a piece of the import machinery (a spec, a loader, a
+    finder, `module_from_spec`): any module one step away."""
+    if isinstance(value, dict):
+        try:
+            return any(isinstance(v, types.ModuleType) for v in list(value.values())[:4096])
+        except Exception:  # noqa: BLE001 - a dict-like that will not list its values
+            return False
+    owner = getattr(value, "__module__", None) if callable(value) else type(value).__module__
+    return isinstance(owner, str) and owner.startswith(IMPORT_MACHINERY)
 
 
 def _check_annotations(tree: ast.Module) -> StaticIssue | None:
@@ -485,7 +505,8 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
             or attr.endswith(FORBIDDEN_ATTRIBUTE_SUFFIXES):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
     if (attr in MODULE_NAMES or attr in reachable_modules() - HARMLESS_MODULE_NAMES) and not on_self:
-        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (a module)", line)
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (a module, or a way "
+                           "to modules)", line)
     if attr in FORBIDDEN_CALLS and not on_self:  # `enum.bltns.exec`
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
     return None

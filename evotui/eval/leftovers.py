@@ -42,12 +42,15 @@ def harness_code() -> dict[str, int]:
     # what the harness itself calls on tensors and torch (`value.detach()` while dumping
     # outputs, outside the op policy): patched through `self.T = torch.Tensor` it would
     # compute unwatched
+    import _thread
+    import threading
+
     import torch
     import torch._tensor_str
     import torch.utils._python_dispatch
 
     for owner in (torch, torch.nn.functional, torch._tensor_str, torch.UntypedStorage,
-                  torch.utils._python_dispatch):
+                  torch.utils._python_dispatch, threading.Thread, _thread):
         code.update({f"{owner.__name__}.{k}": id(v) for k, v in list(vars(owner).items())})
     # torch.Tensor as attribute lookup resolves it, through its bases: a name set on
     # torch.Tensor that shadows a method of torch._C.TensorBase is new in Tensor's own

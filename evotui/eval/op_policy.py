@@ -15,6 +15,7 @@ not depend on the allocator's internals, and works on the CPU too.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import torch
@@ -86,18 +87,29 @@ def poison_released(outputs: list[Any], protected: set[int]) -> None:
                 pass
 
 
-# the policies entered and not yet left, innermost last
-_ACTIVE: list[OpPolicy] = []
+class _Entered(threading.local):
+    """The policies this thread entered and has not left, innermost last (a dispatch mode
+    is per thread: in a Dask worker other threads run beside the candidate's)."""
+
+    def __init__(self) -> None:
+        self.policies: list[OpPolicy] = []
+
+
+_ENTERED = _Entered()
 
 
 def watch_escapes() -> None:
-    """Make two ways around an active policy violations, once per process (the candidate
+    """Make the ways around an active policy violations, once per process (the candidate
     worker's ``lockdown``):
     - a tensor printed: torch formats values with dispatch modes off, so ``str(x)``,
       ``repr``, ``format`` and f-strings read every value on the host unseen (round 12: a
       whole softmax computed in Python from ``str`` of an int view);
     - the modes switched off (``_disable_current_modes``, reached through a module alias in
-      round 14): whatever torch computes inside is not seen."""
+      round 14): whatever torch computes inside is not seen;
+    - a thread started: the mode is per thread."""
+    import _thread
+    import threading
+
     import torch._tensor_str as tensor_str
     import torch.utils._python_dispatch as python_dispatch
 
@@ -106,6 +118,11 @@ def watch_escapes() -> None:
     python_dispatch._disable_current_modes = _watched(
         python_dispatch._disable_current_modes, "the op policy switched off "
         "(_disable_current_modes)")
+    # the policy watches one thread: torch run in another, joined before forward returns,
+    # was unseen and left no thread behind (round 15)
+    thread_started = "a thread started in forward (the op policy watches only its own)"
+    threading.Thread.start = _watched(threading.Thread.start, thread_started)
+    _thread.start_new_thread = _watched(_thread.start_new_thread, thread_started)
 
 
 def _watched(original: Any, violation: str) -> Any:
@@ -113,8 +130,9 @@ def _watched(original: Any, violation: str) -> Any:
         return original
 
     def watched(*args: Any, **kwargs: Any) -> Any:
-        if _ACTIVE and not _ACTIVE[-1].suspended:
-            _ACTIVE[-1]._violation(violation)
+        entered = _ENTERED.policies
+        if entered and not entered[-1].suspended:
+            entered[-1]._violation(violation)
         return original(*args, **kwargs)
 
     watched.evotui_watched = True  # type: ignore[attr-defined]
@@ -125,12 +143,12 @@ class OpPolicy(TorchDispatchMode):
     """Active around a candidate's forward; ``suspended`` > 0 while a kernel launches."""
 
     def __enter__(self) -> OpPolicy:
-        _ACTIVE.append(self)
+        _ENTERED.policies.append(self)
         return super().__enter__()
 
     def __exit__(self, *exc: Any) -> Any:
-        if self in _ACTIVE:
-            _ACTIVE.remove(self)
+        if self in _ENTERED.policies:
+            _ENTERED.policies.remove(self)
         return super().__exit__(*exc)
 
     def __init__(self, extra_allowed: tuple[str, ...] = (), poison: bool = False) -> None:
