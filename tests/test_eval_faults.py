@@ -56,11 +56,13 @@ def test_a_hang_times_out_and_the_pool_recovers(cpu_pool, softmax_task):
 @pytest.mark.parametrize(("name", "reason"), [
     ("fault_exit.py", "crashed"),
     ("fault_kill.py", "crashed"),
-    ("fault_spawn_thread.py", "threads_spawned"),
+    # started in forward: a violation as it starts (round 15), else left running
+    ("fault_spawn_thread.py", "torch_fallback|threads_spawned"),
+    ("fault_spawn_thread_init.py", "threads_spawned"),
 ])
 def test_runtime_defences_hold_without_static_rules(raw_cpu_pool, softmax_task, name, reason):
     result = run(raw_cpu_pool, softmax_task, name)
-    assert (result.accepted, result.reason) == (False, reason), result.message
+    assert not result.accepted and result.reason in reason.split("|"), result.message
     assert seed_is_accepted(raw_cpu_pool, softmax_task)
 
 
