@@ -141,6 +141,15 @@ def test_honest_code_passes(body):
     ("m = tl.extra.modules['os']", "forbidden_attribute"),
     ("d = tl.extra.spec.loader.get_data('/etc/hostname')", "forbidden_attribute"),
     ("k = tl.core.knobs", "forbidden_attribute"),
+    # round 16: a jit function's globals (and builtins), annotations evaluated as code,
+    # torch.save's zip writer, stdlib modules reached through torch
+    ("g = tl.bitonic_merge.used_global_vals", "forbidden_attribute"),
+    ("k = tl.bitonic_merge.cache_key", "forbidden_attribute"),
+    ("s = triton.cdiv.signature", "forbidden_attribute"),
+    ("def f(x: b'int'.decode()):\n    return x", "forbidden_construct"),
+    ("def f(x):\n    return x\nh = triton.Config.__init__(f, eval_str=True)", "forbidden_call"),
+    ("w = torch.PyTorchFileWriter('/tmp/x')", "forbidden_attribute"),
+    ("o = torch.functional.operator.setitem", "forbidden_attribute"),
     # a default or a constant that is an object after all
     ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
     ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),

@@ -78,6 +78,10 @@ FORBIDDEN_MODULE_PATHS = (
     # in threads the op policy does not watch; onnx and the compiler write or run elsewhere
     "torch.UntypedStorage", "torch.TypedStorage", "torch.storage", "torch.nn.parallel",
     "torch.onnx", "torch.compiler",
+    # round 16: torch.save's zip writer and reader at the top level (any file), TorchScript
+    "torch.PyTorchFileWriter", "torch.PyTorchFileReader", "torch.import_ir_module",
+    "torch.import_ir_module_from_buffer", "torch.ScriptModule", "torch.ScriptModuleSerializer",
+    "torch.fork", "torch.wait",
     "triton.testing", "triton.knobs", "triton.compiler", "triton.backends", "triton.tools",
     "triton.runtime",
 )
@@ -130,6 +134,10 @@ FORBIDDEN_ATTRIBUTES = {
     "dispatch_table",
     # `tl.core.knobs` is `triton.knobs` (banned only as that path)
     "knobs",
+    # round 16: a jit function's globals dict (and with it `__builtins__`), and what
+    # evaluates annotations as code (`triton.cdiv.signature.from_callable(f, eval_str=True)`)
+    "used_global_vals", "cache_key", "signature", "from_callable", "get_annotations",
+    "getfullargspec", "PyTorchFileWriter", "PyTorchFileReader",
 }
 # attribute names banned by ending: every storage class (`torch.FloatStorage.from_file`)
 FORBIDDEN_ATTRIBUTE_SUFFIXES = ("Storage",)
@@ -138,7 +146,7 @@ FORBIDDEN_METHODS = {"__torch_function__", "__torch_dispatch__", "__del__", "__e
                      "__getattr__", "__getattribute__", "__exit__", "__aexit__",
                      "__annotations__", "__module__", "__qualname__"}
 # keyword arguments that name a module to write into (`Enum("P", {...}, module="...")`)
-FORBIDDEN_KEYWORDS = {"module", "qualname",
+FORBIDDEN_KEYWORDS = {"module", "qualname", "eval_str",
                       # `triton.autotune(do_bench=f)`: the tuner runs `f` with the policy off
                       "do_bench"}
 # bases a candidate's class may have, besides its own classes: torch.nn modules (not
@@ -373,6 +381,9 @@ def _harmless_annotation(note: ast.expr) -> bool:
                       and ast.unparse(sub.value).split(".")[-1] == "Literal"
                       for n in ast.walk(sub.slice)}
     for node in ast.walk(note):
+        if isinstance(node, ast.Call):
+            # `x: b"...".decode()` makes a string annotation no string constant shows (r16)
+            return False
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
             continue
         if id(node) in literal_values:
@@ -425,8 +436,9 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
     elif isinstance(node, ast.Call) and any(k.arg in FORBIDDEN_KEYWORDS for k in node.keywords):
         keyword = next(k.arg for k in node.keywords if k.arg in FORBIDDEN_KEYWORDS)
-        why = ("runs a function the tuner calls unwatched" if keyword == "do_bench"
-               else "names a module to write into")
+        why = {"do_bench": "runs a function the tuner calls unwatched",
+               "eval_str": "evaluates annotations as code"}.get(keyword,
+                                                                "names a module to write into")
         return StaticIssue(reasons.FORBIDDEN_CALL, f"a `{keyword}=` argument (it {why})", line)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id in FORBIDDEN_CALLS:
@@ -507,6 +519,11 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     if (attr in MODULE_NAMES or attr in reachable_modules() - HARMLESS_MODULE_NAMES) and not on_self:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (a module, or a way "
                            "to modules)", line)
+    if attr in STDLIB_NAMES and attr != "math" and not on_self:
+        # `torch.functional.operator.setitem`: the allowed stdlib modules only by their own
+        # name, where their name lists apply (`math` is also `tl.math`, Triton's own)
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (import the "
+                           "module itself)", line)
     if attr in FORBIDDEN_CALLS and not on_self:  # `enum.bltns.exec`
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
     return None
