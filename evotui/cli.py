@@ -10,23 +10,24 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from evotui.cli_common import fail
 from evotui.task import TaskError, resolve_task
 from evotui.task_preflight import preflight
 
 DEVICE_CHOICE = click.Choice(["auto", "cuda", "cpu"])
 
 
-def _fail(message: str, as_json: bool = False, reason: str = "usage_error") -> None:
-    """A user mistake: one line on stderr, exit 2 (and with --json, the JSON last line too)."""
-    click.echo(f"error: {message}", err=True)
+def _fail(message: str, as_json: bool = False, reason: str = "usage_error") -> NoReturn:
+    """A user mistake (``cli_common.fail``); with --json, the JSON last line too."""
     if as_json:
         print(json.dumps({"accepted": False, "reason": reason, "message": message}))
-    sys.exit(2)
+    fail(message)
 
 
 def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -14,7 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from evotui.cli_common import NonEmptyPath
+from evotui.cli_common import NonEmptyPath, fail
 
 AB_HELP = """Does memory pay? Solve TASK with the same budget with the advice library off and
 on, over several RNG seeds, and compare evaluations to reach a target and the best result.
@@ -37,11 +36,6 @@ def _open_pool(device: str) -> Any:
     from evotui.eval import EvaluatorPool
 
     return EvaluatorPool(device)
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 def print_table(console: Console, data: dict[str, Any]) -> None:
@@ -117,9 +111,9 @@ def ab(task: Path, seed: Path | None, learn: Path | None, seeds: int, iterations
         if out is None:
             out = config.home() / "ab" / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     except (TaskError, config.HomeError) as e:
-        _fail(str(e))
+        fail(str(e))
     if (out / "ab.json").exists() or (out / "runs").exists():
-        _fail(f"{out} already holds an A/B experiment: choose another --out")
+        fail(f"{out} already holds an A/B experiment: choose another --out")
     spec = experiment.ABSpec(
         task=str(task), out=out, learn=str(learn) if learn else None,
         seed=str(seed) if seed else None, seeds=seeds,
@@ -131,7 +125,7 @@ def ab(task: Path, seed: Path | None, learn: Path | None, seeds: int, iterations
     try:
         pool = _open_pool(device)
     except RuntimeError as e:
-        _fail(str(e))
+        fail(str(e))
     runs = (1 if learn else 0) + 2 * seeds
     err.print(f"A/B on {task}: {runs} runs of {iterations} evaluations → {out}", highlight=False)
     if getattr(pool, "is_cpu", False):
@@ -142,7 +136,7 @@ def ab(task: Path, seed: Path | None, learn: Path | None, seeds: int, iterations
         try:
             data = asyncio.run(_run(runner))
         except (SetupError, TaskError, AdviceError, CorruptLibrary) as e:
-            _fail(str(e))
+            fail(str(e))
         finally:
             close = getattr(pool, "close", None)
             if close is not None:
@@ -162,9 +156,9 @@ def _check_seeds(task: Path, seed: Path | None, learn: Path | None) -> None:
 
     ref = resolve_task(task)
     if seed is None and ref.seed_path is None:
-        _fail(f"task {ref.name} has no seed candidate (seed.py next to it): pass --seed FILE")
+        fail(f"task {ref.name} has no seed candidate (seed.py next to it): pass --seed FILE")
     if learn is not None and resolve_task(learn).seed_path is None:
-        _fail(f"--learn task {learn} has no seed candidate: put a seed.py next to it")
+        fail(f"--learn task {learn} has no seed candidate: put a seed.py next to it")
 
 
 async def _run(runner: Any) -> dict[str, Any]:

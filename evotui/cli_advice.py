@@ -19,17 +19,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evotui.cli_common import NonEmptyPath
+from evotui.cli_common import NonEmptyPath, fail
 from evotui.memory.atomic import CorruptLibrary
 from evotui.memory.model import STATUSES, Advice
 from evotui.memory.store import AdviceError, AdviceStore
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 def _errors(fn: F) -> F:
@@ -40,9 +35,9 @@ def _errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except (AdviceError, CorruptLibrary) as e:
-            _fail(str(e))
+            fail(str(e))
         except OSError as e:
-            _fail(f"{e.filename or 'advice library'}: {e.strerror or e}")
+            fail(f"{e.filename or 'advice library'}: {e.strerror or e}")
 
     return wrapper  # type: ignore[return-value]
 
@@ -236,7 +231,7 @@ def edit(advice_id: str, text: str | None, tags: str | None, kind: str | None,
     if text is not None:
         text = " ".join(text.split())
         if not text:
-            _fail("advice text is empty")
+            fail("advice text is empty")
         changes["text"] = text
     if tags is not None:
         changes["tags"] = tuple(normalize_tags(tags))
@@ -297,7 +292,7 @@ def import_(file: Path) -> None:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as e:
-        _fail(f"{file} is not JSON: {e}")
+        fail(f"{file} is not JSON: {e}")
     r = _store().import_data(data)
     click.echo(f"imported from {file}: {len(r.added)} added, {len(r.merged)} merged, "
                f"{r.unchanged} already there")

@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from evotui.cli_common import fail
 from evotui.memory.atomic import CorruptLibrary
 from evotui.memory.store import AdviceError
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 async def _model(name: str | None, host: str | None) -> tuple[Any, str]:
@@ -106,14 +101,14 @@ def distill(run_dir: Path, model: str | None, ollama_host: str | None, no_llm: b
                                               use_llm=not no_llm, min_gain=min_gain / 100,
                                               notes=notes))
     except (RunDirError, TaskError, AdviceError, CorruptLibrary) as e:
-        _fail(str(e))
+        fail(str(e))
     if as_json:
         click.echo(json.dumps(summary, ensure_ascii=False))
         return
     for note in notes:
         click.echo(note, err=True)
     if not summary.get("distilled"):
-        _fail(f"distillation {summary.get('why')}")
+        fail(f"distillation {summary.get('why')}")
     click.echo(f"{summary['eligible']} mutations over {min_gain:g} %: {summary['proposed']} "
                f"proposed, {summary['merged']} merged into existing advice, "
                f"{summary['already']} distilled before")

@@ -92,7 +92,7 @@ async def check_ollama(host: str | None, model: str, embed_model: str) -> list[C
     host = host or os.environ.get("OLLAMA_HOST") or None
     shown = host or DEFAULT_HOST
     status = await probe(host)
-    if not status.reachable and status.error and "not a valid" in status.error:
+    if status.bad_address:
         return [Check("Ollama server", False, f"{status.error}; runs use the parameter mutator",
                       "point OLLAMA_HOST or --ollama-host at an address such as "
                       f"{DEFAULT_HOST}")]

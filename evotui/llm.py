@@ -119,6 +119,7 @@ class ServerStatus:
     reachable: bool
     models: tuple[str, ...]
     error: str | None
+    bad_address: bool = False  # the address itself is malformed (no server was asked)
 
 
 def _display_host(host: str | None) -> str:
@@ -207,11 +208,12 @@ async def probe(host: str | None, timeout: float = 3.0) -> ServerStatus:
     usual failures (server down, slow, odd answer); they come back in ``error``."""
     shown = _display_host(host)
     if host is None and BAD_HOST_ENV:
-        return ServerStatus(False, (), BAD_HOST_ENV)
+        return ServerStatus(False, (), BAD_HOST_ENV, bad_address=True)
     try:
         client = ollama.AsyncClient(host=host, timeout=timeout)
     except ValueError as e:  # a malformed address (port not a number, out of range, ...)
-        return ServerStatus(False, (), f"{host!r} is not a valid Ollama server address ({e})")
+        return ServerStatus(False, (), f"{host!r} is not a valid Ollama server address ({e})",
+                            bad_address=True)
     try:
         async with asyncio.timeout(timeout):
             listing = await client.list()

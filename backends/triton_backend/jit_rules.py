@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-import importlib
 
 from backends.base import StaticIssue
-from backends.triton_backend.ast_paths import dotted, module_aliases
+from backends.triton_backend.ast_paths import dotted, module_aliases, resolve
 from evotui.eval import reasons
 
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
@@ -178,21 +177,6 @@ def _bound_in(node: ast.AST) -> set[str]:
     return out
 
 
-def _exists(path: str) -> bool:
-    """Whether a dotted triton name exists (importing submodules as Python would)."""
-    parts = path.split(".")
-    obj = importlib.import_module(parts[0])
-    for i, part in enumerate(parts[1:], start=1):
-        if hasattr(obj, part):
-            obj = getattr(obj, part)
-            continue
-        try:
-            obj = importlib.import_module(".".join(parts[: i + 1]))
-        except ImportError:
-            return False
-    return True
-
-
 def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
     lines = source.splitlines()
     top = _top_level_names(tree)
@@ -232,7 +216,7 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
                         seen_chain.add(id(inner))
                         inner = inner.value
                     path = dotted(node, aliases)
-                    if path and path.startswith("triton.") and not _exists(path):
+                    if path and path.startswith("triton.") and resolve(path) is None:
                         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE,
                                            f"`{ast.unparse(node)}` {where}: triton has no such "
                                            "name (something put it there)", node.lineno)

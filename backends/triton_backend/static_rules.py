@@ -15,15 +15,12 @@ are host-side escapes (``.numpy()``, ``.tolist()``). No ``try`` (silent fallback
 from __future__ import annotations
 
 import ast
-import functools
-import sys
-import types
-import warnings
 
 from backends.base import StaticIssue
-from backends.triton_backend.ast_paths import dotted, module_aliases
+from backends.triton_backend.ast_paths import dotted, module_aliases, without_main_block
 from backends.triton_backend.jit_rules import check_jit_rules
 from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
+from backends.triton_backend.module_reach import check_module_values, reachable_modules
 from evotui.eval import reasons
 
 ALLOWED_IMPORTS = {
@@ -202,7 +199,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
         issue = _check_node(node, aliases, inner, own_classes)
         if issue:
             return issue
-    issue = _check_module_values(tree, aliases, inner)
+    issue = check_module_values(tree, aliases, inner)
     if issue:
         return issue
     issue = check_kernel_bodies(tree, aliases)
@@ -214,80 +211,6 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
         return StaticIssue(reasons.BAD_INTERFACE, "no top-level `class ModelNew`", 0)
     return None
-
-
-# modules a candidate may hold as a value (`libdevice = tl.extra.cuda.libdevice`): Triton's
-# language and math. Any other module as a value (`T = torch`, `[torch][0]`, a default, a
-# return) makes a chain the path rules never see: `T.package.sys_importer` (round 14).
-MODULE_VALUES_ALLOWED = ("triton.language", "math")
-
-
-def _check_module_values(tree: ast.Module, aliases: dict[str, str],
-                         inner: set[int]) -> StaticIssue | None:
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Name) and node.id == "type" and isinstance(node.ctx, ast.Load)
-                and id(node) not in called):
-            # `T = type; T("C", (int,), {...})`: only `type(x)` itself is checked
-            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "`type` used other than called",
-                               node.lineno)
-        if (not isinstance(node, ast.Name | ast.Attribute) or id(node) in inner
-                or not isinstance(node.ctx, ast.Load)):
-            continue
-        path = dotted(node, aliases)
-        if path is None or path == "__future__" or path.startswith(MODULE_VALUES_ALLOWED):
-            continue
-        if _is_module(path):
-            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                               f"`{ast.unparse(node)}` is a module used as a value (held, passed "
-                               "or returned, its attributes escape the rules): use it as "
-                               f"`{ast.unparse(node)}.name`", getattr(node, "lineno", 0))
-    return None
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_module(path: str) -> bool:
-    """Whether a dotted name of an allowed import resolves to a module (in this process: the
-    parent, where no candidate code runs)."""
-    import importlib
-
-    parts = path.split(".")
-    try:
-        obj: object = importlib.import_module(parts[0])
-        for i, part in enumerate(parts[1:], start=1):
-            if hasattr(obj, part):
-                obj = getattr(obj, part)
-            else:
-                obj = importlib.import_module(".".join(parts[: i + 1]))
-    except Exception:  # noqa: BLE001 - a name that does not resolve is not a module here
-        return False
-    return isinstance(obj, types.ModuleType)
-
-
-def without_main_block(tree: ast.Module) -> ast.Module:
-    """The file without its top-level ``if __name__ == "__main__":`` self-test, which never
-    runs (the worker loads the file under another module name, and executes this same tree)
-    — unless the file binds ``__name__`` itself, when the block stays and is checked like
-    the rest."""
-    binds_name = any(
-        (isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load))
-        or (isinstance(n, ast.arg) and n.arg == "__name__")
-        or (isinstance(n, ast.alias) and (n.asname or n.name) == "__name__")
-        or (isinstance(n, ast.Global | ast.Nonlocal) and "__name__" in n.names)
-        for n in ast.walk(tree))
-    if binds_name:
-        return tree
-    body = [n for n in tree.body if not _is_main_block(n)]
-    return ast.Module(body=body, type_ignores=tree.type_ignores)
-
-
-def _is_main_block(node: ast.stmt) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
-            and test.left.id == "__name__" and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__" and not node.orelse)
 
 
 def _forbidden_path(path: str) -> bool:
@@ -308,50 +231,6 @@ def _forbidden_torch_path(path: str) -> bool:
     if parts[0] in ("torch", "triton") and parts[1:2] == ["__version__"]:
         parts.pop(1)  # a string, read to gate features (`triton.__version__.split(".")`)
     return any(part.startswith("_") for part in parts[1:])
-
-
-@functools.cache
-def reachable_modules() -> frozenset[str]:
-    """Attribute names under which a loaded torch, triton or allowed stdlib module holds a
-    module from elsewhere (`enum.bltns` is builtins, `torch.glob`, `typing.types`): found by
-    walking them, since a fixed list misses what the next version imports."""
-    import importlib
-
-    roots = {name.split(".")[0] for name in ALLOWED_IMPORTS} - {"__future__"}
-    found, ours, escapes = set(), set(), set()
-    with warnings.catch_warnings():  # deprecated torch names warn when touched
-        warnings.simplefilter("ignore")
-        for name in ALLOWED_IMPORTS - {"__future__"}:
-            try:
-                importlib.import_module(name)
-            except ImportError:  # pragma: no cover - an optional part missing
-                continue
-        for mod_name, module in list(sys.modules.items()):
-            if module is None or mod_name.split(".")[0] not in roots:
-                continue
-            for attr, value in list(vars(module).items()):
-                if isinstance(value, types.ModuleType):
-                    # `tl.random`, `tl.math` name triton's own modules: those stay usable
-                    (ours if value.__name__.split(".")[0] in roots else found).add(attr)
-                elif _leads_to_modules(value):
-                    escapes.add(attr)  # even where torch names a module of its own so
-    return frozenset(found - ours) | frozenset(escapes)
-
-
-IMPORT_MACHINERY = ("importlib", "_frozen_importlib", "zipimport", "pkgutil")
-
-
-def _leads_to_modules(value: object) -> bool:
-    """A dict of modules (round 15: `tl.extra.modules` is `sys.modules`, left there by
-    `from sys import modules`) or a piece of the import machinery (a spec, a loader, a
-    finder, `module_from_spec`): any module one step away."""
-    if isinstance(value, dict):
-        try:
-            return any(isinstance(v, types.ModuleType) for v in list(value.values())[:4096])
-        except Exception:  # noqa: BLE001 - a dict-like that will not list its values
-            return False
-    owner = getattr(value, "__module__", None) if callable(value) else type(value).__module__
-    return isinstance(owner, str) and owner.startswith(IMPORT_MACHINERY)
 
 
 def _check_annotations(tree: ast.Module) -> StaticIssue | None:
@@ -516,7 +395,7 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     if attr in FORBIDDEN_ATTRIBUTES or attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES) \
             or attr.endswith(FORBIDDEN_ATTRIBUTE_SUFFIXES):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
-    if (attr in MODULE_NAMES or attr in reachable_modules() - HARMLESS_MODULE_NAMES) and not on_self:
+    if (attr in MODULE_NAMES or attr in reachable_modules(frozenset(ALLOWED_IMPORTS)) - HARMLESS_MODULE_NAMES) and not on_self:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}` (a module, or a way "
                            "to modules)", line)
     if attr in STDLIB_NAMES and attr != "math" and not on_self:

@@ -97,7 +97,7 @@ async def resolve_mutator(mode: str, model: str, host: str | None, llm_timeout: 
                     options=LLM_OPTIONS)
     where = llm.display_host
     status = await probe(llm.host)
-    if not status.reachable and status.error and "not a valid" in status.error:
+    if status.bad_address:
         why, fix = status.error, "give a server address such as http://127.0.0.1:11434"
     elif not status.reachable:
         why = f"no Ollama server answers at {where}"

@@ -152,7 +152,7 @@ class CandidateRunner:
         "__main__":` block they skip (round 13 made it run through a `match` capture)."""
         import ast
 
-        from backends.triton_backend.static_rules import without_main_block
+        from backends.triton_backend.ast_paths import without_main_block
 
         return without_main_block(ast.parse(source))
 

@@ -1,0 +1,96 @@
+"""Which modules a candidate can reach from the allowed imports, found by looking at what is
+loaded in this process (the parent: no candidate code runs here). A fixed list misses what
+the next torch or Triton imports: `enum.bltns` is builtins, `tl.extra.modules` is
+`sys.modules`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+import types
+import warnings
+
+from backends.base import StaticIssue
+from backends.triton_backend.ast_paths import dotted, resolve
+from evotui.eval import reasons
+
+# modules a candidate may hold as a value (`libdevice = tl.extra.cuda.libdevice`): Triton's
+# language and math. Any other module as a value (`T = torch`, `[torch][0]`, a default, a
+# return) makes a chain the path rules never see: `T.package.sys_importer` (round 14).
+MODULE_VALUES_ALLOWED = ("triton.language", "math")
+
+
+def check_module_values(tree: ast.Module, aliases: dict[str, str],
+                        inner: set[int]) -> StaticIssue | None:
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and node.id == "type" and isinstance(node.ctx, ast.Load)
+                and id(node) not in called):
+            # `T = type; T("C", (int,), {...})`: only `type(x)` itself is checked
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "`type` used other than called",
+                               node.lineno)
+        if (not isinstance(node, ast.Name | ast.Attribute) or id(node) in inner
+                or not isinstance(node.ctx, ast.Load)):
+            continue
+        path = dotted(node, aliases)
+        if path is None or path == "__future__" or path.startswith(MODULE_VALUES_ALLOWED):
+            continue
+        if _is_module(path):
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"`{ast.unparse(node)}` is a module used as a value (held, passed "
+                               "or returned, its attributes escape the rules): use it as "
+                               f"`{ast.unparse(node)}.name`", getattr(node, "lineno", 0))
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_module(path: str) -> bool:
+    """Whether a dotted name of an allowed import resolves to a module (in this process: the
+    parent, where no candidate code runs)."""
+    return isinstance(resolve(path), types.ModuleType)
+
+
+@functools.cache
+def reachable_modules(allowed_imports: frozenset[str]) -> frozenset[str]:
+    """Attribute names under which a loaded torch, triton or allowed stdlib module holds a
+    module from elsewhere (`enum.bltns` is builtins, `torch.glob`, `typing.types`): found by
+    walking them, since a fixed list misses what the next version imports."""
+    import importlib
+
+    roots = {name.split(".")[0] for name in allowed_imports} - {"__future__"}
+    found, ours, escapes = set(), set(), set()
+    with warnings.catch_warnings():  # deprecated torch names warn when touched
+        warnings.simplefilter("ignore")
+        for name in allowed_imports - {"__future__"}:
+            try:
+                importlib.import_module(name)
+            except ImportError:  # pragma: no cover - an optional part missing
+                continue
+        for mod_name, module in list(sys.modules.items()):
+            if module is None or mod_name.split(".")[0] not in roots:
+                continue
+            for attr, value in list(vars(module).items()):
+                if isinstance(value, types.ModuleType):
+                    # `tl.random`, `tl.math` name triton's own modules: those stay usable
+                    (ours if value.__name__.split(".")[0] in roots else found).add(attr)
+                elif _leads_to_modules(value):
+                    escapes.add(attr)  # even where torch names a module of its own so
+    return frozenset(found - ours) | frozenset(escapes)
+
+
+IMPORT_MACHINERY = ("importlib", "_frozen_importlib", "zipimport", "pkgutil")
+
+
+def _leads_to_modules(value: object) -> bool:
+    """A dict of modules (round 15: `tl.extra.modules` is `sys.modules`, left there by
+    `from sys import modules`) or a piece of the import machinery (a spec, a loader, a
+    finder, `module_from_spec`): any module one step away."""
+    if isinstance(value, dict):
+        try:
+            return any(isinstance(v, types.ModuleType) for v in list(value.values())[:4096])
+        except Exception:  # noqa: BLE001 - a dict-like that will not list its values
+            return False
+    owner = getattr(value, "__module__", None) if callable(value) else type(value).__module__
+    return isinstance(owner, str) and owner.startswith(IMPORT_MACHINERY)
