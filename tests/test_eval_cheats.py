@@ -58,9 +58,9 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_value_keyed_cache.py", {"stale_output", "cached_results"}),  # hits on repeats
     # a third round: an output `list` subclass whose __iter__ computes (unpacked outside the
     # policy), `.item()` element by element, a grid entry whose __index__ computes
-    ("cheat_list_subclass_output.py", {"not_a_tensor"}),
+    ("cheat_list_subclass_output.py", {"not_a_tensor", "forbidden_construct"}),
     ("cheat_item_host_compute.py", {"torch_fallback"}),
-    ("cheat_grid_index.py", {"runtime_error"}),
+    ("cheat_grid_index.py", {"runtime_error", "forbidden_construct"}),
     ("cheat_downcast.py", {"mismatch"}),
     ("cheat_shape_specialised.py", {"mismatch", "runtime_error", "out_of_bounds"}),
     ("cheat_wrong.py", {"mismatch"}),
@@ -98,7 +98,7 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_try_fallback.py", "forbidden_construct"),
     ("cheat_inspect.py", "forbidden_import"),
     ("cheat_tensor_subclass.py", "forbidden_construct"),
-    ("cheat_dynamic_import.py", "forbidden_call"),
+    ("cheat_dynamic_import.py", "forbidden_attribute"),
     # found by a red team: modules re-exported by allowed ones, private chains through
     # `self`, host-side compute, argument objects whose properties Triton runs, the seed
     ("cheat_python_compute.py", "forbidden_attribute"),  # .tolist()
@@ -147,14 +147,30 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     # attributes written through `self.k` / `self.K` / `self.lang`, a new `tl.` name
     ("cheat_r7_jit_call.py", "forbidden_construct"),
     ("cheat_r7_heuristics_fake.py", "forbidden_construct"),
-    ("cheat_r7_kernel_default.py", "forbidden_construct"),
+    ("cheat_r7_kernel_default.py", "forbidden_call"),
     ("cheat_r7_find_def_docstring.py", "forbidden_construct"),
     ("cheat_r7_np_injected.py", "forbidden_construct"),
-    ("cheat_r7_nested_module_name.py", "forbidden_construct"),
+    ("cheat_r7_nested_module_name.py", "forbidden_call"),
     ("cheat_r7_apply_host.py", "forbidden_attribute"),
     ("cheat_r7_rewrite_attr.py", "forbidden_construct"),
     ("cheat_r7_class_rewrite.py", "forbidden_construct"),
     ("cheat_r7_tl_new_attr.py", "forbidden_attribute"),
+    # round 17: dunders bound in a class body (`__class__` as a property, `for __hash__ in
+    # ...`, `__bool__`, `__str__`) that Triton's launch calls with the policy suspended; a
+    # harness mark set by a class; torch as a value in a kernel body; names the interpreter
+    # put into the module read where the file bound them only as a parameter (a shell ran);
+    # from-imports judged less strictly than attributes (`sys.modules`); TorchScript
+    ("cheat_r17_class_property_global.py", "forbidden_construct"),
+    ("cheat_r17_autotune_key_eq_loop.py", "forbidden_construct"),
+    ("cheat_r17_descriptor_field_bool.py", "forbidden_construct"),
+    ("cheat_r17_reinterpret_dtype_object.py", "forbidden_construct"),
+    ("cheat_r17_annotation_str.py", "forbidden_construct"),
+    ("cheat_r17_watched_flag_grid.py", "forbidden_construct"),
+    ("cheat_r17_kernel_torch_value.py", "forbidden_call"),
+    ("cheat_r17_np_bound_as_parameter.py", "forbidden_construct"),
+    ("cheat_r17_inspect_shell.py", "forbidden_construct"),
+    ("cheat_r17_sys_modules.py", "forbidden_import"),
+    ("cheat_r17_compilation_unit.py", "forbidden_attribute"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -203,6 +219,16 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_r12_repr_host_compute.py", "torch_fallback", "a tensor printed"),
     ("cheat_r14_alias_package.py", "torch_fallback", "the op policy switched off"),
     ("cheat_r15_extra_modules_thread.py", "torch_fallback", "a thread started in forward"),
+    # dunders are refused statically since round 17; the runtime checks behind them
+    ("cheat_list_subclass_output.py", "not_a_tensor", "not a plain torch.Tensor"),
+    ("cheat_grid_index.py", "runtime_error", "the launch grid is tuple ['Lazy']"),
+    # round 17: a callback marked as the harness's own (marks are by identity now), an
+    # autotune key / a reinterpret dtype / a descriptor field that is an object whose
+    # dunders Triton calls inside the launch
+    ("cheat_r17_watched_flag_grid.py", "torch_fallback", "aten::_softmax"),
+    ("cheat_r17_autotune_key_eq_loop.py", "runtime_error", "name kernel parameters by strings"),
+    ("cheat_r17_reinterpret_dtype_object.py", "runtime_error", "not a dtype"),
+    ("cheat_r17_descriptor_field_bool.py", "runtime_error", "`.round_f32_to_tf32`"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):

@@ -59,6 +59,17 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "F64 = 0\nACC = tl.float64 if F64 else tl.float32\n@triton.jit\ndef k(x):\n    y = x.to(ACC)",
     "ON_GPU = tl.constexpr(torch.cuda.is_available())\n@triton.jit\ndef k(x):\n    y = ON_GPU",
     "import math\nlibdevice = tl.extra.cuda.libdevice\nM = math\nL = nn.Linear\nk = type(3)",
+    # what round 17's rules leave alone: the dunders a file needs, `super()` (its
+    # `__class__` cell), math constants and plain annotations in a kernel, a global bound later
+    "__all__ = ['ModelNew']\n__version__ = '1'\nclass C:\n    __slots__ = ('a',)\n"
+    "    def __init__(self):\n        super().__init__()\n    def __call__(self, meta):\n"
+    "        return (1,)",
+    "from dataclasses import dataclass\n@dataclass\nclass C:\n    b: int = 1\n"
+    "    def __post_init__(self):\n        assert self.b > 0",
+    "import math\nfrom math import pi\n@triton.jit\ndef k(x, n: int, B: tl.constexpr, s: 'i32'):\n"
+    "    y = x * math.pi + pi",
+    "def f():\n    return LATER + 1\nLATER = 2",
+    "class C:\n    def name(self):\n        return type(self).__name__",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -124,7 +135,7 @@ def test_honest_code_passes(body):
      "forbidden_call"),
     # the self-test block is skipped only when it cannot run
     ("__name__ = '__main__'\nif __name__ == '__main__':\n    torch.manual_seed(0)",
-     "forbidden_attribute"),
+     "forbidden_construct"),
     ("D = {}\ny = D.copy.types.FunctionType", "forbidden_attribute"),
     # round 13: `match` binds names (`case __name__:`) and reads attributes by keyword
     ("match torch:\n    case object(utils=u):\n        pass", "forbidden_construct"),
@@ -150,6 +161,27 @@ def test_honest_code_passes(body):
     ("def f(x):\n    return x\nh = triton.Config.__init__(f, eval_str=True)", "forbidden_call"),
     ("w = torch.PyTorchFileWriter('/tmp/x')", "forbidden_attribute"),
     ("o = torch.functional.operator.setitem", "forbidden_attribute"),
+    # round 17: dunders bound by any means; names read as globals that only a parameter
+    # binds; torch as a value or called through a subscript in a kernel; interpreter
+    # internals; a kernel annotation that is an object; from-imports judged as attributes;
+    # TorchScript from a string; a private module under a public name
+    ("class C:\n    for __eq__ in (len,):\n        pass", "forbidden_construct"),
+    ("class C:\n    @property\n    def __class__(self):\n        return int", "forbidden_construct"),
+    ("def __getattr__(name):\n    return name", "forbidden_construct"),
+    ("import functools as __builtins2__", "forbidden_construct"),
+    ("class C:\n    _evotui_watched = True", "forbidden_construct"),
+    ("def _unused(np=None):\n    pass\ndef f():\n    return np.zeros(1)", "forbidden_construct"),
+    ("@triton.jit\ndef k(x):\n    f = torch.softmax", "forbidden_construct"),
+    ("@triton.jit\ndef k(x):\n    y = (tl.exp,)[0](x)", "forbidden_call"),
+    ("@triton.jit\ndef k(x):\n    y = x.handle", "forbidden_attribute"),
+    ("class N:\n    pass\n@triton.jit\ndef k(x: N):\n    pass", "forbidden_construct"),
+    ("from triton.language.extra import modules as m", "forbidden_import"),
+    ("from torch import glob as g", "forbidden_import"),
+    ("from torch.nn.functional import dataclasses as d", "forbidden_import"),
+    ("from triton import compile as c", "forbidden_import"),
+    ("u = torch.CompilationUnit()", "forbidden_attribute"),
+    ("p = tl.core.ir.parse_mlir_module", "forbidden_attribute"),
+    ("i = tl.core.ir", "forbidden_attribute"),
     # a default or a constant that is an object after all
     ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
     ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),

@@ -52,7 +52,7 @@ def kernel_first_lines(source: str) -> frozenset[int]:
 
 def check_jit_rules(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
     return (_check_decorators(tree, aliases) or _check_kernels(tree, aliases, source)
-            or _check_free_names(tree) or _check_deep_assignments(tree, aliases))
+            or _check_deep_assignments(tree, aliases))
 
 
 def _check_deep_assignments(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
@@ -235,34 +235,3 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
 
 def _bound_anywhere(tree: ast.Module) -> set[str]:
     return _bound_in(tree) | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-
-
-def _check_free_names(tree: ast.Module) -> StaticIssue | None:
-    """Every name read is bound somewhere in the file, or a builtin. (Annotations are left
-    out: with `from __future__ import annotations` they are never evaluated.)"""
-    bound = _bound_anywhere(tree) | BUILTIN_NAMES
-    for node in ast.walk(tree):
-        for handler_name in ([node.name] if isinstance(node, ast.ExceptHandler) and node.name
-                             else []):
-            bound.add(handler_name)
-        if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
-            bound.add(node.name)
-        if isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
-    notes: set[int] = set()
-    for node in ast.walk(tree):
-        note = None
-        if isinstance(node, ast.arg | ast.AnnAssign):
-            note = node.annotation
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            note = node.returns
-        if note is not None:
-            notes.update(id(n) for n in ast.walk(note))
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-                and node.id not in bound and id(node) not in notes):
-            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                               f"`{node.id}` is bound nowhere in the file (a name something "
-                               "else put into the module, such as the interpreter's `np`)",
-                               node.lineno)
-    return None

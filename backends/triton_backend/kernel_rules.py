@@ -35,16 +35,72 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
     kernels = jit_defs(tree, aliases)
     own, constants, others = _module_names(tree, aliases, kernels)
     # a name bound to a constant and then to an object (`C = 1.0; C = Evil()`) is an object
+    rebound = frozenset(_bindings(tree))
     for kernel in kernels:
+        issue = _check_parameter_notes(kernel, aliases, rebound)
+        if issue:
+            return issue
         local = {a.arg for a in kernel.args.args + kernel.args.kwonlyargs}
         for node in ast.walk(ast.Module(body=kernel.body, type_ignores=[])):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 local.add(node.id)
         for stmt in kernel.body:  # decorators and defaults run as ordinary Python: not here
+            # `math.pi`: a module name read as the root of a chain (judged by its path)
+            roots = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
             for node in ast.walk(stmt):
-                issue = _check_kernel_node(node, kernel.name, local, own, others, aliases)
+                issue = (_check_kernel_node(node, kernel.name, local, own, others, aliases)
+                         or _check_kernel_value(node, kernel.name, roots, aliases))
                 if issue:
                     return issue
+    return None
+
+
+# what a loaded block holds under the CPU interpreter (`x.handle.data` is a numpy array:
+# numpy or torch could compute on it in place, with no triton op)
+INTERPRETER_INTERNALS = {"handle", "data"}
+
+
+def _check_kernel_value(node: ast.AST, kernel: str, roots: set[int],
+                        aliases: dict[str, str]) -> StaticIssue | None:
+    """Round 17: `(torch.softmax,)[0](...)` in a kernel body called torch on the numpy array
+    under a loaded block: calls only by name or dotted name, no other module than triton's
+    (and `math`'s constants) as a value, no interpreter internals."""
+    line = getattr(node, "lineno", 0)
+    where = f"in the Triton kernel `{kernel}`"
+    if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name | ast.Attribute):
+        return StaticIssue(reasons.FORBIDDEN_CALL, f"`{ast.unparse(node.func)}()` {where}: a "
+                           "kernel calls functions by their name", line)
+    if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in aliases
+            and not (aliases[node.id] + ".").startswith("triton.")
+            and not (aliases[node.id] == "math" and id(node) in roots)
+            and not aliases[node.id].startswith("math.")):  # `from math import pi`
+        return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"`{node.id}` ({aliases[node.id]}) "
+                           f"{where}: a kernel uses triton, not other modules", line)
+    if isinstance(node, ast.Attribute) and node.attr in INTERPRETER_INTERNALS:
+        return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"`.{node.attr}` {where}: a block's "
+                           "internals (under the interpreter, the array itself)", line)
+    return None
+
+
+def _check_parameter_notes(kernel: ast.FunctionDef, aliases: dict[str, str],
+                           rebound: frozenset[str]) -> StaticIssue | None:
+    """A kernel parameter's annotation is triton's (`tl.constexpr`, a dtype), a plain type
+    or a string: Triton prints it while it builds the kernel (round 17: an object's
+    `__str__` ran there, unwatched)."""
+    args = kernel.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        note = arg.annotation
+        if note is None or (isinstance(note, ast.Constant) and isinstance(note.value, str)):
+            continue
+        if isinstance(note, ast.Name) and note.id in {"int", "float", "bool", "str"} \
+                and note.id not in rebound:
+            continue
+        if (_import_path(note, aliases, rebound) or "").startswith("triton."):
+            continue
+        return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                           f"the annotation `{ast.unparse(note)}` of `{arg.arg}` in the Triton "
+                           f"kernel `{kernel.name}`: tl.constexpr, a triton dtype, int/float/"
+                           "bool/str or a string", arg.lineno)
     return None
 
 

@@ -37,13 +37,16 @@ def _plain_types() -> frozenset[type]:
     plain: set[type] = {int, float, bool, str, type(None), torch.Tensor, torch.nn.Parameter,
                         torch.dtype, tl.dtype}
     plain.update(type(d) for d in (tl.float32, tl.bfloat16, tl.int32))  # dtype subclasses
+    return frozenset(plain)
+
+
+@functools.cache
+def _tensor_descriptor() -> type | None:
     try:
         from triton.tools.tensor_descriptor import TensorDescriptor
-
-        plain.add(TensorDescriptor)
     except ImportError:  # pragma: no cover - triton without TMA descriptors
-        pass
-    return frozenset(plain)
+        return None
+    return TensorDescriptor
 
 
 @functools.cache
@@ -72,6 +75,7 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
     from triton.runtime.jit import JITFunction, TensorWrapper
 
     interpreted = _interpreted_function()
+    descriptor = _tensor_descriptor()
 
     def check(value: Any, where: str) -> None:
         kind = type(value)
@@ -81,7 +85,15 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
         elif kind is tl.constexpr:  # what it wraps is the argument (a lambda would be code)
             check(value.value, where)
         elif kind is TensorWrapper:  # triton.reinterpret(x, dtype)
+            # the dtype is hashed and printed as the launch specialises (round 17)
+            if type(value.dtype) not in plain or type(value.dtype) in (str, int, float, bool):
+                raise KernelArgumentError(f"kernel argument {where}: `triton.reinterpret` to a "
+                                          f"`{type(value.dtype).__name__}`, not a dtype")
             check(value.base, where)
+        elif kind is descriptor:
+            # rebuilt inside the launch, which tests its fields (`if round_f32_to_tf32:`)
+            for field, item in vars(value).items():
+                check(item, f"{where} (`.{field}`)")
         elif kind is JITFunction or kind is interpreted:
             # a @triton.jit function passed in (`ACTIVATION=gelu`); the static rules allow
             # `triton.jit` only as a decorator, so its body is one they checked
@@ -120,6 +132,22 @@ def check_grid(grid: Any) -> Any:
     raise KernelArgumentError(f"the launch grid is {type(grid).__name__} "
                               f"{[type(g).__name__ for g in grid] if type(grid) in (tuple, list) else ''}"
                               ": a grid is a tuple of ints (or a callable returning one)")
+
+
+def check_tuner_names(tuner: Any) -> None:
+    """An autotuner's `key=`, `reset_to_zero=`, `restore_value=` and the names of
+    heuristics' values are strings: the tuner hashes and compares them on every launch, so
+    an object there ran its `__hash__` with the policy suspended (round 17)."""
+    state = vars(tuner)
+    names = [*state.get("keys", ()), *state.get("reset_to_zero", ()),
+             *state.get("restore_value", ())]
+    values = state.get("values")
+    if type(values) is dict:
+        names.extend(values)
+    odd = [n for n in names if type(n) is not str]
+    if odd:
+        raise KernelArgumentError(f"an autotune/heuristics argument name is a "
+                                  f"`{type(odd[0]).__name__}`: name kernel parameters by strings")
 
 
 def _checked_grid(grid: Any) -> Any:
@@ -243,23 +271,12 @@ class LaunchRecorder:
     def candidate_code(self, fn: Any) -> Any:
         """``fn`` (the candidate's, called by Triton during a launch) run with the policy
         fully active; idempotent."""
-        if not callable(fn) or getattr(fn, "_evotui_watched", False):
+        # already ours: a function with our wrapper's code (an attribute would do for a mark,
+        # but a candidate class can set one: round 17)
+        if not callable(fn) or (type(fn) is types.FunctionType
+                                and fn.__code__ is _watched_code()):
             return fn
-        recorder = self
-
-        @functools.wraps(fn)
-        def watched(*args: Any, **kwargs: Any) -> Any:
-            depth = recorder.depth
-            for _ in range(depth):
-                recorder._resume()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                for _ in range(depth):
-                    recorder._suspend()
-
-        watched._evotui_watched = True  # type: ignore[attr-defined]
-        return watched
+        return _watching(self, fn)
 
     def _watch_callbacks(self, tuner: Any) -> None:
         """Heuristics values, autotune hooks and pruning of ``tuner``: the candidate's code."""
@@ -322,6 +339,7 @@ class LaunchRecorder:
                     raise KernelArgumentError("triton.autotune / triton.heuristics around "
                                               "something that is not a kernel")
             check_kernel_arguments(args, kwargs)
+            check_tuner_names(fn_self)
             recorder._watch_callbacks(fn_self)
             grid = kwargs.get("grid")
             if grid is not None:
@@ -333,6 +351,28 @@ class LaunchRecorder:
                 recorder._resume()
 
         return run
+
+
+def _watching(recorder: LaunchRecorder | None, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` wrapped to run with the policy fully active (what ``candidate_code`` gives)."""
+
+    @functools.wraps(fn)
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        depth = recorder.depth if recorder is not None else 0
+        for _ in range(depth):
+            recorder._resume()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            for _ in range(depth):
+                recorder._suspend()
+
+    return watched
+
+
+@functools.cache
+def _watched_code() -> types.CodeType:
+    return _watching(None, len).__code__
 
 
 def _wall_clock_bench(kernel_call: Callable[[], Any], quantiles: Any = None) -> list[float]:

@@ -35,9 +35,11 @@ def check_module_values(tree: ast.Module, aliases: dict[str, str],
                 or not isinstance(node.ctx, ast.Load)):
             continue
         path = dotted(node, aliases)
-        if path is None or path == "__future__" or path.startswith(MODULE_VALUES_ALLOWED):
+        if path is None or path == "__future__":
             continue
-        if _is_module(path):
+        real = module_name(path)
+        if real is not None and not (real.startswith(MODULE_VALUES_ALLOWED)
+                                     and not private_module(real)):
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                f"`{ast.unparse(node)}` is a module used as a value (held, passed "
                                "or returned, its attributes escape the rules): use it as "
@@ -46,10 +48,28 @@ def check_module_values(tree: ast.Module, aliases: dict[str, str],
 
 
 @functools.lru_cache(maxsize=4096)
-def _is_module(path: str) -> bool:
-    """Whether a dotted name of an allowed import resolves to a module (in this process: the
-    parent, where no candidate code runs)."""
-    return isinstance(resolve(path), types.ModuleType)
+def module_name(path: str) -> str | None:
+    """The real name of the module a dotted name of an allowed import resolves to (in this
+    process: the parent, where no candidate code runs), or None for anything else.
+    (`tl.core.ir` is `triton._C.libtriton.ir`: round 17's walk.)"""
+    value = resolve(path)
+    return value.__name__ if isinstance(value, types.ModuleType) else None
+
+
+def private_module(name: str) -> bool:
+    return any(part.startswith("_") for part in name.split("."))
+
+
+def hidden_module_on(path: str) -> str | None:
+    """A module on the chain whose real name is private (`triton.language.core.ir` →
+    `triton._C.libtriton.ir`, whose `parse_mlir_module` reads files): the path rules judge
+    names, and a public name can hold a private module."""
+    parts = path.split(".")
+    for end in range(2, len(parts) + 1):
+        name = module_name(".".join(parts[:end]))
+        if name is not None and private_module(name):
+            return name
+    return None
 
 
 @functools.cache

@@ -20,7 +20,12 @@ from backends.base import StaticIssue
 from backends.triton_backend.ast_paths import dotted, module_aliases, without_main_block
 from backends.triton_backend.jit_rules import check_jit_rules
 from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
-from backends.triton_backend.module_reach import check_module_values, reachable_modules
+from backends.triton_backend.module_reach import (
+    check_module_values,
+    hidden_module_on,
+    reachable_modules,
+)
+from backends.triton_backend.scope_rules import check_names
 from evotui.eval import reasons
 
 ALLOWED_IMPORTS = {
@@ -79,6 +84,9 @@ FORBIDDEN_MODULE_PATHS = (
     "torch.PyTorchFileWriter", "torch.PyTorchFileReader", "torch.import_ir_module",
     "torch.import_ir_module_from_buffer", "torch.ScriptModule", "torch.ScriptModuleSerializer",
     "torch.fork", "torch.wait",
+    # round 17 (a walk of what the allowed imports reach): TorchScript compiled from a string
+    # resolves `aten::from_file` in C++; `triton.compile` builds kernels no rule checked
+    "torch.CompilationUnit", "triton.compile",
     "triton.testing", "triton.knobs", "triton.compiler", "triton.backends", "triton.tools",
     "triton.runtime",
 )
@@ -138,10 +146,6 @@ FORBIDDEN_ATTRIBUTES = {
 }
 # attribute names banned by ending: every storage class (`torch.FloatStorage.from_file`)
 FORBIDDEN_ATTRIBUTE_SUFFIXES = ("Storage",)
-# methods the harness must not meet on a candidate's class (assigned or defined)
-FORBIDDEN_METHODS = {"__torch_function__", "__torch_dispatch__", "__del__", "__eq__",
-                     "__getattr__", "__getattribute__", "__exit__", "__aexit__",
-                     "__annotations__", "__module__", "__qualname__"}
 # keyword arguments that name a module to write into (`Enum("P", {...}, module="...")`)
 FORBIDDEN_KEYWORDS = {"module", "qualname", "eval_str",
                       # `triton.autotune(do_bench=f)`: the tuner runs `f` with the policy off
@@ -189,7 +193,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     tree = without_main_block(tree)
     aliases = module_aliases(tree)
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    issue = _check_annotations(tree)
+    issue = _check_annotations(tree) or check_names(tree)
     if issue:
         return issue
     # inner links of a dotted chain (`torch.cuda` in `torch.cuda.current_device`) are judged
@@ -227,6 +231,8 @@ def _forbidden_torch_path(path: str) -> bool:
     for f in FORBIDDEN_MODULE_PATHS:
         if path.startswith(f) if f.endswith("_") else (path == f or path.startswith(f + ".")):
             return True
+    if hidden_module_on(path):
+        return True
     parts = path.split(".")
     if parts[0] in ("torch", "triton") and parts[1:2] == ["__version__"]:
         parts.pop(1)  # a string, read to gate features (`triton.__version__.split(".")`)
@@ -313,6 +319,11 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             if full not in ALLOWED_IMPORTS and _forbidden_path(full) and full != "triton.runtime.driver":
                 # `from triton.runtime import driver` is how the tutorials size their grids
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
+            if full not in ALLOWED_IMPORTS and _imported_name_issue(full, line):
+                # `from triton.language.extra import modules` is `tl.extra.modules`
+                # (`sys.modules`): the name rules apply as they do to the attribute (round 17)
+                return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}` "
+                                   f"({_imported_name_issue(full, line).message})", line)
     elif isinstance(node, ast.Call) and any(k.arg in FORBIDDEN_KEYWORDS for k in node.keywords):
         keyword = next(k.arg for k in node.keywords if k.arg in FORBIDDEN_KEYWORDS)
         why = {"do_bench": "runs a function the tuner calls unwatched",
@@ -358,17 +369,11 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
                                    f"a subclass of `{text}` (a class may derive from nn "
                                    "modules, the file's own classes, containers, typing and "
                                    "enum helpers)", line)
-    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        if node.name in FORBIDDEN_METHODS:
-            # (`__exit__` returning True swallows exceptions: a `try` in disguise)
-            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"defines `{node.name}`", line)
-        if isinstance(node, ast.AsyncFunctionDef):
-            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "async code", line)
+    elif isinstance(node, ast.AsyncFunctionDef):
+        return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "async code", line)
     elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
         targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
         for target in _flatten(targets):
-            if isinstance(target, ast.Name) and target.id in FORBIDDEN_METHODS:
-                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"assigns `{target.id}`", line)
             if isinstance(target, ast.Subscript) and not _own_container(target.value):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns into `{ast.unparse(target.value)}` (only into a "
@@ -405,6 +410,18 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
                            "module itself)", line)
     if attr in FORBIDDEN_CALLS and not on_self:  # `enum.bltns.exec`
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
+    return None
+
+
+def _imported_name_issue(full: str, line: int) -> StaticIssue | None:
+    """`from a.b import c`, judged as the chain `a.b.c` (its path judged by the caller)."""
+    root, *rest = full.split(".")
+    node: ast.expr = ast.Name(id=root, ctx=ast.Load())
+    for attr in rest:
+        node = ast.Attribute(value=node, attr=attr, ctx=ast.Load())
+        issue = _check_attribute(node, {root: root}, line, whole_chain=False)
+        if issue:
+            return issue
     return None
 
 

@@ -1,0 +1,136 @@
+"""Static rules on the names a candidate binds and reads (red-team round 17). Part of
+static_rules.check_source.
+
+- **Dunders are not the candidate's to define.** Python calls them implicitly, and Triton's
+  launch path (the op policy suspended) touches candidate objects in places no argument
+  check covers: ``inspect.ismodule`` on a kernel module's globals reads ``__class__``, the
+  autotuner hashes its ``key=`` entries, a dtype handed to ``triton.reinterpret`` is hashed
+  and printed, a descriptor's flag is tested for truth. So no name of the form ``__x__`` is
+  bound anywhere — by ``def``, assignment, a loop, ``with``, walrus or import target — except
+  the few an honest file needs (``__init__``, ``__post_init__``, ``__call__``, ``__slots__``,
+  ``__all__``, ``__doc__``, ``__version__``). ``for __eq__ in (f,)`` in a class body
+  defined ``__eq__`` past a rule that looked at ``def`` names and assignments only.
+- **A global is what the module binds.** A name a function reads from the module scope must
+  be bound at module level (or be a builtin): Triton's interpreter copies its own globals
+  (``np``, ``inspect``, ``time``) into the module of every kernel it runs, and a file that
+  bound ``np`` only as a parameter of a function nobody calls read numpy by bare name after
+  the first launch (``inspect`` ran a shell). Scopes are Python's own (``symtable``).
+- No identifier mentions ``evotui`` (the harness's marks, ``_evotui_watched``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import symtable
+
+from backends.base import StaticIssue
+from evotui.eval import reasons
+
+ALLOWED_BOUND_DUNDERS = frozenset({"__init__", "__post_init__", "__call__", "__slots__",
+                                   "__all__", "__doc__", "__version__"})
+# dunder names a candidate may read by bare name (`__class__` is the class, in a method)
+ALLOWED_READ_DUNDERS = frozenset({"__name__", "__doc__", "__debug__", "__class__",
+                                  "__all__", "__version__"})
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def bindings(tree: ast.AST) -> list[tuple[str, int]]:
+    """Every name the tree binds, by any means, with its line."""
+    out: list[tuple[str, int]] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+            out.append((n.id, n.lineno))
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.append((n.name, n.lineno))
+        elif isinstance(n, ast.arg):
+            out.append((n.arg, n.lineno))
+        elif isinstance(n, ast.alias):
+            out.append(((n.asname or n.name).split(".")[0], getattr(n, "lineno", 0)))
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.append((n.name, n.lineno))
+        elif isinstance(n, ast.MatchAs | ast.MatchStar) and n.name:
+            out.append((n.name, n.lineno))
+    return out
+
+
+def check_names(tree: ast.Module) -> StaticIssue | None:
+    for name, line in bindings(tree):
+        if _is_dunder(name) and name not in ALLOWED_BOUND_DUNDERS:
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"binds `{name}` (Python and Triton call such methods "
+                               "implicitly, where the checks cannot watch them; for a module's "
+                               "description use `extra_repr`)", line)
+        if "evotui" in name.lower():
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"binds `{name}` (the harness's "
+                               "names are not the candidate's)", line)
+    for n in ast.walk(tree):
+        if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and _is_dunder(n.id)
+                and n.id not in ALLOWED_READ_DUNDERS):
+            return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{n.id}`", n.lineno)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "_evotui" in n.value:
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "a string naming the harness's "
+                               "attributes", n.lineno)
+    return check_globals(tree)
+
+
+def check_globals(tree: ast.Module) -> StaticIssue | None:
+    """Every name read from the module scope is bound there, or a builtin the file does not
+    rebind elsewhere. Annotations are left out (never evaluated with `from __future__ import
+    annotations`; their strings are checked by static_rules)."""
+    try:
+        table = symtable.symtable(ast.unparse(_without_annotations(tree)), "candidate", "exec")
+    except SyntaxError:  # pragma: no cover - the tree came from ast.parse
+        return None
+    module_bound = {s.get_name() for s in table.get_symbols()
+                    if s.is_assigned() or s.is_imported() or s.is_parameter()
+                    or s.is_namespace()}
+    pending = [table]
+    while pending:
+        scope = pending.pop()
+        pending.extend(scope.get_children())
+        for sym in scope.get_symbols():
+            if not sym.is_referenced():
+                continue
+            name = sym.get_name()
+            at_module = scope.get_type() == "module"
+            reads_global = sym.is_global() or (at_module and not (
+                sym.is_assigned() or sym.is_imported()))
+            if scope.get_type() == "class" and not (sym.is_assigned() or sym.is_imported()
+                                                    or sym.is_free()):
+                reads_global = True  # a class body reads what it does not bind from globals
+            if not reads_global or name in module_bound or name in BUILTIN_NAMES:
+                continue
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"`{name}` is read as a global but the file never binds it at "
+                               "module level (a name something else put into the module, such "
+                               "as the Triton interpreter's `np`)", _first_read(tree, name))
+    return None
+
+
+def _first_read(tree: ast.Module, name: str) -> int:
+    lines = [n.lineno for n in ast.walk(tree)
+             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return min(lines, default=0)
+
+
+def _without_annotations(tree: ast.Module) -> ast.Module:
+    tree = copy.deepcopy(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            node.annotation = None
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            node.returns = None
+    return _AnnAssignToAssign().visit(tree)
+
+
+class _AnnAssignToAssign(ast.NodeTransformer):
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt:
+        if node.value is None:
+            return ast.copy_location(ast.Pass(), node)
+        return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
