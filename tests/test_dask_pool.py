@@ -92,7 +92,7 @@ def test_the_seed_is_accepted_and_cheats_rejected_for_the_right_reason(dask_pool
     assert (wrong.accepted, wrong.reason) == (False, "mismatch")
     assert (inputs.accepted, inputs.reason) == (False, "modified_inputs")
     static = dask_pool.evaluate(_request(softmax_task, "cheat_dynamic_import"))
-    assert (static.accepted, static.reason) == (False, "forbidden_call")
+    assert (static.accepted, static.reason) == (False, "forbidden_attribute")
 
 
 def test_a_segfault_costs_one_rejection_not_the_dask_worker(dask_pool, cluster, softmax_task):

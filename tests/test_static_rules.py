@@ -70,6 +70,12 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "    y = x * math.pi + pi",
     "def f():\n    return LATER + 1\nLATER = 2",
     "class C:\n    def name(self):\n        return type(self).__name__",
+    # false rejections found in round 17's hunt: a getattr with a constant public name, the
+    # abstract container types, a str enum, nn.Linear's own reset_parameters helper
+    "b = getattr(nn.Linear(2, 2), 'bias', None)",
+    "from collections.abc import Sequence\ndef f(x: Sequence[int]):\n    return x",
+    "import enum\nclass R(str, enum.Enum):\n    MEAN = 'mean'",
+    "fan_in, _ = nn.init._calculate_fan_in_and_fan_out(torch.empty(2, 2))",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -109,7 +115,9 @@ def test_honest_code_passes(body):
     ("class P(nn.Parameter):\n    pass", "forbidden_construct"),
     # the allowed standard-library modules, by name
     ("import enum\nb = enum.bltns", "forbidden_attribute"),
-    ("from collections import abc", "forbidden_import"),
+    ("from collections import abc\ns = abc.sys", "forbidden_attribute"),
+    ("from collections.abc import ByteString", "forbidden_import"),
+    ("from collections import abc\nm = abc", "forbidden_construct"),
     ("import dataclasses\nC = dataclasses.make_dataclass", "forbidden_attribute"),
     # module constants a kernel reads: numbers only, from what the file does not rebind
     ("class O:\n    pass\nC = 1.0\nC = O()\n@triton.jit\ndef k(x):\n    y = x * C", "forbidden_construct"),
@@ -182,6 +190,12 @@ def test_honest_code_passes(body):
     ("u = torch.CompilationUnit()", "forbidden_attribute"),
     ("p = tl.core.ir.parse_mlir_module", "forbidden_attribute"),
     ("i = tl.core.ir", "forbidden_attribute"),
+    # getattr only as a plain read: a constant public name, not on a module
+    ("o = getattr(torch, 'nn').parallel.parallel_apply", "forbidden_call"),
+    ("n = 'cuda'\no = getattr(nn.Linear(1, 1), n)", "forbidden_call"),
+    ("o = getattr(nn.Linear(1, 1), '_parameters')", "forbidden_call"),
+    ("o = getattr(nn.Linear(1, 1), 'register_forward_hook')", "forbidden_call"),
+    ("class I(int):\n    pass", "forbidden_construct"),
     # a default or a constant that is an object after all
     ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
     ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),

@@ -34,7 +34,7 @@ ALLOWED_IMPORTS = {
     "triton.language.extra.libdevice", "triton.language.extra.cuda",
     "triton.language.extra.cuda.libdevice", "triton.runtime", "triton.tools.tensor_descriptor",
     "math", "typing", "functools", "itertools", "operator", "dataclasses", "__future__",
-    "collections", "enum",
+    "collections", "collections.abc", "enum",
 }
 
 # What a candidate may use of the allowed standard-library modules, by name (None: every
@@ -57,7 +57,12 @@ STDLIB_NAMES: dict[str, frozenset[str] | None] = {
                             "total_ordering", "partialmethod"}),
     "dataclasses": frozenset({"dataclass", "field", "fields", "replace", "asdict", "astuple",
                               "InitVar", "KW_ONLY", "is_dataclass"}),
-    "collections": frozenset({"namedtuple", "OrderedDict", "defaultdict", "deque", "Counter"}),
+    "collections": frozenset({"namedtuple", "OrderedDict", "defaultdict", "deque", "Counter",
+                              "abc"}),
+    "collections.abc": frozenset({  # the abstract container types, for annotations
+        "Callable", "Iterable", "Iterator", "Sequence", "MutableSequence", "Mapping",
+        "MutableMapping", "Set", "MutableSet", "Collection", "Container", "Sized", "Hashable",
+        "Generator"}),
     "enum": frozenset({"Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "auto", "unique"}),
 }
 
@@ -95,6 +100,8 @@ ALLOWED_MODULE_PATHS = (
     "torch.cuda.get_device_properties", "torch.cuda.current_device", "torch.cuda.device_count",
     "torch.cuda.is_available", "torch.cuda.get_device_capability", "torch.cuda.get_device_name",
     "torch.compiler.is_compiling",
+    # nn.Linear.reset_parameters, copied into a module's __init__
+    "torch.nn.init._calculate_fan_in_and_fan_out",
     "triton.runtime.driver.active.utils.get_device_properties",
     "triton.runtime.driver.active.get_current_device",
     "triton.runtime.driver.active.get_current_target",
@@ -199,7 +206,10 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     # inner links of a dotted chain (`torch.cuda` in `torch.cuda.current_device`) are judged
     # as part of the whole chain
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    named_reads = _getattr_by_constant(tree, aliases)
     for node in ast.walk(tree):
+        if id(node) in named_reads:
+            continue  # `getattr(self.linear, "bias", None)`: judged as `self.linear.bias`
         issue = _check_node(node, aliases, inner, own_classes)
         if issue:
             return issue
@@ -219,6 +229,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
 
 def _forbidden_path(path: str) -> bool:
     parts = path.split(".")
+    if parts[:2] == ["collections", "abc"]:
+        parts = ["collections.abc", *parts[2:]]  # a module with a name list of its own
     if parts[0] in STDLIB_NAMES and len(parts) > 1:
         allowed = STDLIB_NAMES[parts[0]]
         return parts[1].startswith("_") or (allowed is not None and parts[1] not in allowed)
@@ -284,6 +296,11 @@ def _harmless_annotation(note: ast.expr) -> bool:
             if isinstance(part, ast.Constant) and isinstance(part.value, str):
                 return False  # a string in the string: evaluated twice
     return True
+
+
+def _enum_mixin(node: ast.ClassDef, aliases: dict[str, str]) -> bool:
+    return any((dotted(b, aliases) if isinstance(b, ast.Attribute) else aliases.get(ast.unparse(b))
+                or "").startswith("enum.") for b in node.bases)
 
 
 def _allowed_base(base: ast.expr, aliases: dict[str, str], own_classes: set[str]) -> bool:
@@ -361,10 +378,12 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             text = ast.unparse(base)
             if text in {"torch.Tensor", "Tensor"} or text.endswith(".Tensor"):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "a torch.Tensor subclass", line)
-            if text in BUILTIN_TYPES:
+            if text in BUILTIN_TYPES and not _enum_mixin(node, aliases):
                 # an `int` whose properties run code when Triton inspects kernel arguments
+                # (`class R(str, Enum)` is an enum: its members are refused as arguments)
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"a subclass of `{text}`", line)
-            if not _allowed_base(base, aliases, own_classes):
+            if not _allowed_base(base, aliases, own_classes) and not (
+                    text in BUILTIN_TYPES and _enum_mixin(node, aliases)):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"a subclass of `{text}` (a class may derive from nn "
                                    "modules, the file's own classes, containers, typing and "
@@ -392,6 +411,8 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     if path is not None and _forbidden_path(path):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{path}`", line)
     on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+    if path in ALLOWED_MODULE_PATHS:
+        return None  # named one by one (`torch.nn.init._calculate_fan_in_and_fan_out`)
     if attr.startswith("_") and attr not in ALLOWED_DUNDERS | ALLOWED_PRIVATE and not on_self:
         # `self._cache` is the candidate's own; `self.t._C` (with `self.t = torch`) is not
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"private attribute `.{attr}`", line)
@@ -411,6 +432,25 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     if attr in FORBIDDEN_CALLS and not on_self:  # `enum.bltns.exec`
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
     return None
+
+
+def _getattr_by_constant(tree: ast.Module, aliases: dict[str, str]) -> set[int]:
+    """`getattr(obj, "name"[, default])` with a public name the attribute rules accept on
+    `obj`: the ids of those calls and of their `getattr` names (the one form of getattr
+    that is only an attribute read)."""
+    ids: set[int] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr" and len(node.args) in (2, 3) and not node.keywords
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                and node.args[1].value.isidentifier() and not node.args[1].value.startswith("_")):
+            continue
+        if dotted(node.args[0], aliases) is not None:
+            continue  # on a module its result is a chain no path rule follows
+        read = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+        if _check_attribute(read, aliases, node.lineno, whole_chain=True) is None:
+            ids.update((id(node), id(node.func)))
+    return ids
 
 
 def _imported_name_issue(full: str, line: int) -> StaticIssue | None:
