@@ -3,7 +3,9 @@ tests), and the robust spread."""
 
 from __future__ import annotations
 
-from evotui.eval.timing import COARSE_SAMPLES, robust_spread_pct, sample_plan
+import random
+
+from evotui.eval.timing import COARSE_SAMPLES, extra_samples, robust_spread_pct, sample_plan
 
 
 def test_short_calls_get_300_ms_of_samples_after_a_25_ms_warm_up():
@@ -291,3 +293,23 @@ def test_a_perturbation_leaves_the_version_counter():
     perturb([replayed], seed=7, index=0)
     perturb([replayed[:, 1:]], seed=7, index=1)
     assert torch.equal(replayed, x)
+
+
+def test_a_noisy_call_gets_more_samples_and_a_quiet_one_none():
+    rng = random.Random(3)
+    quiet = [1.0 + rng.gauss(0, 0.001) for _ in range(100)]
+    noisy = [1.0 + rng.gauss(0, 0.017) for _ in range(25)]
+    assert extra_samples(quiet, [], per_sample_ms=1.2) == 0
+    more = extra_samples(noisy, [], per_sample_ms=12.0)
+    assert more == int(1500 / 12.0)  # as many as 1.5 s allows: ~450 would be needed
+    assert extra_samples(noisy, [], per_sample_ms=0.2) > 300  # cheap calls: all it needs
+
+
+def test_placement_differences_between_input_sets_do_not_ask_for_samples():
+    rng = random.Random(4)
+    times, labels = [], []
+    for i in range(120):  # three sets 4 % apart, each steady
+        times.append((1.0, 1.04, 0.98)[i % 3] + rng.gauss(0, 0.0005))
+        labels.append(i % 3)
+    assert extra_samples(times, labels, per_sample_ms=1.0) == 0
+    assert extra_samples(times, [], per_sample_ms=1.0) > 0  # pooled, they would

@@ -3,7 +3,8 @@
 - CUDA events around each call, the L2 flushed before each call (a buffer twice the L2,
   read: zeroing it would leave dirty lines the timed call pays to write back),
   warm-up by time, the median of many samples (with several input sets, the mean of the
-  sets' medians) and a robust spread (IQR / 1.349 / median).
+  sets' medians) and a robust spread (IQR / 1.349 / median); a noisy call gets more samples
+  (up to 1.5 s more) until its median is known to ~0.1 %.
 - Kernels under ~20 µs: a CUDA graph of several unrolled calls is replayed, and the same
   graph of flushes alone is subtracted. The unrolled calls rotate over the input sets a whole
   number of times, so no call's recycled output block holds its own set's answer.
@@ -122,6 +123,28 @@ def sample_plan(estimate_ms: float, flush_ms: float, *, warmup_ms: float = 25.0,
     return SamplePlan(warm, max(min_samples, min(max_samples, n)), 10, "events")
 
 
+def extra_samples(times: list[float], labels: list[int], per_sample_ms: float, *,
+                  target_pct: float = 0.1, budget_ms: float = 1500.0,
+                  max_samples: int = 2000) -> int:
+    """How many more samples a noisy call needs for its median to be known to ``target_pct``
+    (standard error of a median: 1.25 σ / √n), within ``budget_ms`` more. σ is the spread
+    within input sets (placement differences between sets are not noise more samples
+    remove). A cross-entropy seed (1.7 % per call, ~25 samples at a 10 ms lead) moved 1-2 %
+    between runs in new processes (H200, session 7); quiet kernels take none."""
+    if len(times) < 4:
+        return 0
+    centred = times
+    if len(labels) == len(times) and len(set(labels)) > 1:
+        medians = {s: statistics.median(t for t, k in zip(times, labels, strict=True) if k == s)
+                   for s in set(labels)}
+        overall = statistics.median(times)
+        centred = [t - medians[k] + overall for t, k in zip(times, labels, strict=True)]
+    spread = robust_spread_pct(centred)
+    needed = math.ceil((1.2533 * spread / target_pct) ** 2)
+    affordable = int(budget_ms / max(per_sample_ms, 1e-3))
+    return max(0, min(needed - len(times), affordable, max_samples - len(times)))
+
+
 def robust_spread_pct(values: list[float]) -> float:
     if len(values) < 4:
         return 0.0
@@ -207,6 +230,10 @@ class CudaTimer:
         labels: list[int] = []
         times = self._samples(fn, plan.samples, watch, watch_fraction, rng, force_watch=True,
                               input_set=input_set, labels=labels, prepare=prepare, lead_ms=lead_ms)
+        more = extra_samples(times, labels, per_sample_ms=estimate + flush_ms + lead_ms)
+        if more:
+            times += self._samples(fn, more, watch, watch_fraction, rng, input_set=input_set,
+                                   labels=labels, prepare=prepare, lead_ms=lead_ms)
         synced, tail = self._synced_ms(fn, calls=plan.synced_calls)
         set_medians = _per_set_medians(times, labels)
         return Timing(
