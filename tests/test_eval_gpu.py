@@ -133,8 +133,10 @@ def test_recomputing_only_the_perturbed_rows_is_caught(gpu_pool):
 def test_side_stream_is_caught_at_runtime_without_static_rules(raw_gpu_pool, softmax_task):
     result = run(raw_gpu_pool, softmax_task, "gpu_cheat_side_stream_raw.py")
     # the work escapes the timed stream: caught by the synchronised cross-check, or, where
-    # the call is short enough to be timed by graph replay, by the roofline floor
-    assert result.reason in {"unsynced_work", "below_roofline"}, (result.reason, result.message)
+    # the call is short enough to be timed by graph replay, by the roofline floor, or by the
+    # audit of a timed call picked at random (its output unfinished when the call "ended")
+    assert result.reason in {"unsynced_work", "below_roofline", "stale_output"}, (
+        result.reason, result.message)
 
 
 def test_illegal_address_costs_one_worker_and_the_next_candidate_runs(gpu_pool, softmax_task):

@@ -5,6 +5,7 @@ counts); it decides nothing. The judge process compares.
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import sys
@@ -176,7 +177,7 @@ class CandidateRunner:
         (a candidate that knew it was being compared could return torch's answer)."""
         if self.timer is None:
             return {"ok": False, "reason": reasons.HARNESS_ERROR, "message": "A/B timing needs a GPU"}
-        self.shared.clear()  # the judge has copied the previous request's tensors
+        self._release_previous()
         torch = self.torch
         task = self._task(req["task"], req.get("task_sha256"))
         shape = req["shapes"][0]
@@ -280,6 +281,15 @@ class CandidateRunner:
             return {"ok": False, "reason": f.reason, "message": f.message,
                     "restart": f.restart or not self._cuda_healthy()}
 
+    def _release_previous(self) -> None:
+        self.shared.clear()  # the judge has copied the previous request's tensors
+        if self.device.type == "cuda":
+            # what the previous candidate left cached (a cache of outputs per call grows with
+            # the samples) goes back to the device: other workers, the judge and the
+            # baselines share it (a GPU test ran out of memory beside a worker holding 124 GB)
+            gc.collect()
+            self.torch.cuda.empty_cache()
+
     def _cuda_healthy(self) -> bool:
         if self.device.type != "cuda":
             return True
@@ -292,7 +302,7 @@ class CandidateRunner:
 
     def _evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
         torch = self.torch
-        self.shared.clear()  # the judge has copied the previous request's tensors
+        self._release_previous()
         phases: dict[str, float] = {}
         clock = time.perf_counter()
         threads_before = threading.active_count()
