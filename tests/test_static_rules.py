@@ -76,6 +76,8 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "from collections.abc import Sequence\ndef f(x: Sequence[int]):\n    return x",
     "import enum\nclass R(str, enum.Enum):\n    MEAN = 'mean'",
     "fan_in, _ = nn.init._calculate_fan_in_and_fan_out(torch.empty(2, 2))",
+    "@triton.jit\ndef k(x, B: tl.constexpr = 2 ** 10, S: tl.constexpr = 1 << 4,\n"
+    "      N: tl.constexpr = float('-inf')):\n    pass",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -196,6 +198,9 @@ def test_honest_code_passes(body):
     ("o = getattr(nn.Linear(1, 1), '_parameters')", "forbidden_call"),
     ("o = getattr(nn.Linear(1, 1), 'register_forward_hook')", "forbidden_call"),
     ("class I(int):\n    pass", "forbidden_construct"),
+    ("class E:\n    pass\nfloat = E\n@triton.jit\ndef k(x, N=float('-inf')):\n    pass",
+     "forbidden_construct"),
+    ("D = {}\n@triton.jit\ndef k(x, B=D or 1):\n    pass", "forbidden_construct"),
     # a default or a constant that is an object after all
     ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
     ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),

@@ -126,7 +126,7 @@ def _check_decorators(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue 
 
 
 def _literal(node: ast.expr | None, aliases: dict[str, str],
-             constants: frozenset[str] = frozenset()) -> bool:
+             constants: frozenset[str] = frozenset(), tree: ast.Module | None = None) -> bool:
     """A kernel parameter's default: a constant, a triton dtype, tl.constexpr(<constant>),
     or a module constant (``kernel_rules.module_constants``: bound once, to a constant)."""
     if node is None or isinstance(node, ast.Constant):
@@ -134,14 +134,18 @@ def _literal(node: ast.expr | None, aliases: dict[str, str],
     if isinstance(node, ast.Name):
         return node.id in constants
     if isinstance(node, ast.UnaryOp):
-        return _literal(node.operand, aliases, constants)
+        return _literal(node.operand, aliases, constants, tree)
     if isinstance(node, ast.Attribute):
         return (dotted(node, aliases) or "").startswith("triton.language.")
-    if isinstance(node, ast.Call) and not node.keywords:
-        return (dotted(node.func, aliases) or "").endswith(".constexpr") and (
+    if isinstance(node, ast.Call) and not node.keywords and (
+            dotted(node.func, aliases) or "").endswith(".constexpr") and (
             dotted(node.func, aliases) or "").startswith("triton.") and all(
-            isinstance(a, ast.Constant) for a in node.args)
-    return False
+            isinstance(a, ast.Constant) for a in node.args):
+        return True
+    # `2 ** 10`, `1 << 10`, `float("-inf")`: a number computed from constants
+    from backends.triton_backend.kernel_rules import constant_expression  # (it imports us)
+
+    return tree is not None and constant_expression(node, tree, aliases, constants)
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:
@@ -190,7 +194,7 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
         where = f"in the Triton kernel `{kernel.name}`"
         args = kernel.args
         for default in [*args.defaults, *args.kw_defaults]:
-            if not _literal(default, aliases, constants):
+            if not _literal(default, aliases, constants, tree):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"the default `{ast.unparse(default)}` of a parameter of the "
                                    f"Triton kernel `{kernel.name}`: only constants (the body "

@@ -185,6 +185,14 @@ def _is_constant(value: ast.expr, aliases: dict[str, str], rebound: frozenset[st
     return False
 
 
+def constant_expression(node: ast.expr, tree: ast.Module, aliases: dict[str, str],
+                        known: frozenset[str]) -> bool:
+    """A kernel parameter's default built of constants (`2 ** 10`, `float("-inf")`), with
+    the names the file rebinds (`float = Evil`) not taken for what they were."""
+    return isinstance(node, ast.BinOp | ast.UnaryOp | ast.Call) and _is_constant(
+        node, aliases, frozenset(_bindings(tree)), known)
+
+
 def _import_path(node: ast.expr, aliases: dict[str, str], rebound: frozenset[str]) -> str | None:
     """``tl.float32`` → ``triton.language.float32``, ``pi`` (from math) → ``math.pi``: a
     dotted name that starts at an import the file does not rebind."""

@@ -64,8 +64,9 @@ def check_names(tree: ast.Module) -> StaticIssue | None:
         if _is_dunder(name) and name not in ALLOWED_BOUND_DUNDERS:
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                f"binds `{name}` (Python and Triton call such methods "
-                               "implicitly, where the checks cannot watch them; for a module's "
-                               "description use `extra_repr`)", line)
+                               "implicitly, where the checks cannot watch them: describe a "
+                               "module with `extra_repr`, compare and hash configs with "
+                               "`@dataclass(frozen=True)`)", line)
         if "evotui" in name.lower():
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"binds `{name}` (the harness's "
                                "names are not the candidate's)", line)
