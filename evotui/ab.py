@@ -223,7 +223,7 @@ class ABRunner:
                library: dict[str, Any]) -> dict[str, Any]:
         s = self.spec
         target = ab_report.apply_target(runs, s.target_pct, s.target_speedup)
-        summary = ab_report.summarize(runs)
+        summary = ab_report.summarize(ab_report.paired_runs(runs, self.stopped))
         learn = next((r for r in runs if r.arm == "learn"), None)
         return {
             "task": runs[-1].task if runs else s.task, "task_path": s.task,

@@ -95,7 +95,20 @@ def summarize(runs: list[RunRecord]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def paired_runs(runs: list[RunRecord], stopped: bool) -> list[RunRecord]:
+    """The runs a verdict may compare: after a stop, only the seeds whose two arms both ran
+    to the end (an interrupted run, or a seed with one arm, would weigh unequal arms)."""
+    if not stopped:
+        return runs
+    complete = [r for r in runs if r.arm != "learn" and r.evaluated >= r.iterations]
+    seeds = {r.seed for r in complete
+             if all(any(o.seed == r.seed and o.arm == arm for o in complete) for arm in ARMS)}
+    return [r for r in runs if r.arm == "learn" or (r.seed in seeds and r in complete)]
+
+
 def verdict(summary: dict[str, dict[str, Any]], iterations: int) -> str:
+    if summary["off"]["runs"] == 0 or summary["on"]["runs"] == 0:
+        return "stopped before any seed ran both arms to the end: no verdict"
     off, on = summary["off"], summary["on"]
     a, b = off["median_evals_to_target"], on["median_evals_to_target"]
     if a is None and b is None:
@@ -190,4 +203,4 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 
 __all__ = ["ARMS", "RunRecord", "apply_target", "reach", "render_markdown", "rows",
-           "summarize", "target_line", "verdict"]
+           "summarize", "target_line", "verdict", "paired_runs"]

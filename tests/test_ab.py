@@ -149,6 +149,23 @@ def test_targets_and_summary():
         "memory on needed 1 evaluations (median) to reach the target, memory off 2: 50 % fewer")
 
 
+def test_a_stopped_experiment_judges_only_seeds_with_both_arms_finished():
+    whole_off, whole_on = rec("off", [4.0, 3.0, 2.0]), rec("on", [4.0, 2.0, 2.0])
+    # seed 2: its "off" arm finished, its "on" arm stopped after one of two evaluations
+    half_on = rec("on", [4.0, 2.0, 2.0], 2)
+    half_on.evaluated = 1
+    runs = [whole_off, whole_on, rec("off", [4.0, 4.0, 4.0], 2), half_on]
+    ab_report.apply_target(runs, 100.0, None)
+    assert ab_report.paired_runs(runs, stopped=True) == [whole_off, whole_on]
+    judged = ab_report.summarize(ab_report.paired_runs(runs, stopped=True))
+    assert judged["off"]["runs"] == judged["on"]["runs"] == 1
+    assert "50 % fewer" in ab_report.verdict(judged, 2)
+    # stopped inside the first seed: nothing to compare
+    first = ab_report.summarize(ab_report.paired_runs([whole_off, half_on], stopped=True))
+    assert ab_report.verdict(first, 2) == ("stopped before any seed ran both arms to the end: "
+                                           "no verdict")
+
+
 class SharedPool:
     """The session's CPU pool for the command, which must not close it."""
 
