@@ -76,6 +76,8 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "from collections.abc import Sequence\ndef f(x: Sequence[int]):\n    return x",
     "import enum\nclass R(str, enum.Enum):\n    MEAN = 'mean'",
     "fan_in, _ = nn.init._calculate_fan_in_and_fan_out(torch.empty(2, 2))",
+    "if torch.cuda.is_available():\n    DEVICE = 'cuda'\nelse:\n    DEVICE = 'cpu'\n"
+    "def f():\n    return DEVICE",
     "@triton.jit\ndef k(x, B: tl.constexpr = 2 ** 10, S: tl.constexpr = 1 << 4,\n"
     "      N: tl.constexpr = float('-inf')):\n    pass",
 ])
@@ -201,6 +203,10 @@ def test_honest_code_passes(body):
     ("class E:\n    pass\nfloat = E\n@triton.jit\ndef k(x, N=float('-inf')):\n    pass",
      "forbidden_construct"),
     ("D = {}\n@triton.jit\ndef k(x, B=D or 1):\n    pass", "forbidden_construct"),
+    # a name the interpreter puts into the module, bound only where it may never run
+    ("if False:\n    np = 1\ndef f():\n    return np.zeros(1)", "forbidden_construct"),
+    ("np = 1\ndel np\ndef f():\n    return np.zeros(1)", "forbidden_construct"),
+    ("f = lambda a=np: a\ndef g(np=None):\n    pass", "forbidden_construct"),
     # a default or a constant that is an object after all
     ("D = {}\n@triton.jit\ndef k(x, B=D):\n    pass", "forbidden_construct"),
     ("C = 2\n@triton.jit\ndef k(x, B=C):\n    pass\nC = nn.Linear(1, 1)", "forbidden_construct"),

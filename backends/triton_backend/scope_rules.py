@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import functools
 import symtable
 
 from backends.base import StaticIssue
@@ -91,6 +92,9 @@ def check_globals(tree: ast.Module) -> StaticIssue | None:
     module_bound = {s.get_name() for s in table.get_symbols()
                     if s.is_assigned() or s.is_imported() or s.is_parameter()
                     or s.is_namespace()}
+    # a name the interpreter would put into the module must be bound there for certain: not
+    # only in a branch that may not run (`if False: np = 1`), nor deleted (`np = 1; del np`)
+    module_bound -= interpreter_globals() - _surely_bound(tree)
     pending = [table]
     while pending:
         scope = pending.pop()
@@ -112,6 +116,32 @@ def check_globals(tree: ast.Module) -> StaticIssue | None:
                                "module level (a name something else put into the module, such "
                                "as the Triton interpreter's `np`)", _first_read(tree, name))
     return None
+
+
+@functools.cache
+def interpreter_globals() -> frozenset[str]:
+    """What Triton's CPU interpreter copies into the module of every kernel it runs (its
+    own globals, where the module lacks them: `FunctionRewriter._compile_and_exec`)."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover - a triton without the interpreter
+        return frozenset()
+    return frozenset(vars(interpreter))
+
+
+def _surely_bound(tree: ast.Module) -> set[str]:
+    """Names the module's own top-level statements bind whenever it runs, never deleted."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    deleted = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del)}
+    return names - deleted
 
 
 def _first_read(tree: ast.Module, name: str) -> int:
