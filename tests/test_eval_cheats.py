@@ -355,6 +355,13 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
     ("add_gelu", "add_gelu/honest_add_gelu_derived_constexpr.py"),
     ("row_sum", "row_sum/honest_row_sum_knob_constexpr.py"),
     ("cross_entropy", "cross_entropy/honest_cross_entropy_is_cuda_constexpr.py"),
+    # round 17's hunt: getattr with a constant name, nn.Linear's reset_parameters, a str
+    # enum, collections.abc annotations, a kernel default `2 ** 10`
+    ("matmul_bias_relu", "matmul/honest_matmul_getattr_bias.py"),
+    ("matmul_bias_relu", "matmul/honest_matmul_reset_parameters.py"),
+    ("cross_entropy", "cross_entropy/honest_cross_entropy_str_enum.py"),
+    ("layernorm", "layernorm/honest_layernorm_collections_abc.py"),
+    ("softmax", "softmax/honest_softmax_default_pow2.py"),
 ])
 def test_honest_code_as_engineers_write_it_is_accepted(cpu_pool, sample, path):
     from evotui.task import resolve_task

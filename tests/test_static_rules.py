@@ -194,6 +194,7 @@ def test_honest_code_passes(body):
     ("u = torch.CompilationUnit()", "forbidden_attribute"),
     ("p = tl.core.ir.parse_mlir_module", "forbidden_attribute"),
     ("i = tl.core.ir", "forbidden_attribute"),
+    ("C = tl.core\np = C.ir.parse_mlir_module", "forbidden_attribute"),  # no path to judge
     # getattr only as a plain read: a constant public name, not on a module
     ("o = getattr(torch, 'nn').parallel.parallel_apply", "forbidden_call"),
     ("n = 'cuda'\no = getattr(nn.Linear(1, 1), n)", "forbidden_call"),

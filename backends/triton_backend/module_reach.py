@@ -91,8 +91,14 @@ def reachable_modules(allowed_imports: frozenset[str]) -> frozenset[str]:
         for mod_name, module in list(sys.modules.items()):
             if module is None or mod_name.split(".")[0] not in roots:
                 continue
+            held_as_value = mod_name.startswith(MODULE_VALUES_ALLOWED) and not private_module(mod_name)
             for attr, value in list(vars(module).items()):
                 if isinstance(value, types.ModuleType):
+                    if held_as_value and (private_module(value.__name__) or not
+                                          value.__name__.startswith(MODULE_VALUES_ALLOWED)):
+                        # a module a candidate may hold as a value (`C = tl.core`) holding
+                        # one no path rule sees (`C.ir` is triton._C's: round 17)
+                        escapes.add(attr)
                     # `tl.random`, `tl.math` name triton's own modules: those stay usable
                     (ours if value.__name__.split(".")[0] in roots else found).add(attr)
                 elif _leads_to_modules(value):
