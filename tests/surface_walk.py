@@ -645,6 +645,23 @@ def import_roots() -> list[Root]:
     return roots
 
 
+def value_roots() -> list[Root]:
+    """The modules a candidate may hold as a value (``C = tl.core``): chains from such a
+    name have no path for the rules to judge, only names (``C.ir`` was triton._C's)."""
+    from backends.triton_backend.module_reach import MODULE_VALUES_ALLOWED, private_module
+
+    roots = []
+    for name, module in sorted(sys.modules.items()):
+        if (module is None or not name.startswith(MODULE_VALUES_ALLOWED)
+                or private_module(name)):
+            continue
+        first = "math" if name == "math" else "triton.language"
+        setup = f"import {first}\nV = {name}"
+        if rules.check_source(f"{HEAD}{setup}\n{TAIL}") is None:
+            roots.append(Root(f"V = {name}", setup, ast.Name("V", ast.Load()), {}, module))
+    return roots
+
+
 def own_roots(tmp: Path) -> list[Root]:
     """The candidate's own objects: built from OWN_OBJECTS, loaded from a file as the worker
     loads a candidate (``triton.jit`` reads the source). ``kernel`` is walked twice: as this
@@ -703,7 +720,7 @@ def main(weakened: bool = False) -> dict[str, Any]:
     reachable_modules(frozenset(rules.ALLOWED_IMPORTS))  # the parent's view, cached
     worker_state()
     with tempfile.TemporaryDirectory() as tmp:
-        roots = import_roots() + own_roots(Path(tmp))
+        roots = import_roots() + value_roots() + own_roots(Path(tmp))
         for root in roots:  # a root the rules refuse by itself would hide all it reaches
             issue = rules.check_source(f"{HEAD}{root.setup}\n{TAIL}")
             if issue is not None:
