@@ -362,6 +362,7 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
     ("cross_entropy", "cross_entropy/honest_cross_entropy_str_enum.py"),
     ("layernorm", "layernorm/honest_layernorm_collections_abc.py"),
     ("softmax", "softmax/honest_softmax_default_pow2.py"),
+    ("rmsnorm", "rmsnorm/honest_rmsnorm_autograd_function.py"),  # Function.apply, ctx.eps = eps
 ])
 def test_honest_code_as_engineers_write_it_is_accepted(cpu_pool, sample, path):
     from evotui.task import resolve_task

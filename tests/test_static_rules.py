@@ -76,6 +76,9 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "from collections.abc import Sequence\ndef f(x: Sequence[int]):\n    return x",
     "import enum\nclass R(str, enum.Enum):\n    MEAN = 'mean'",
     "fan_in, _ = nn.init._calculate_fan_in_and_fan_out(torch.empty(2, 2))",
+    "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, eps):\n"
+    "        ctx.eps = eps\n        ctx.save_for_backward(x)\n        return x\n"
+    "y = F.apply(torch.ones(1), 1e-6)",
     "if torch.cuda.is_available():\n    DEVICE = 'cuda'\nelse:\n    DEVICE = 'cpu'\n"
     "def f():\n    return DEVICE",
     "@triton.jit\ndef k(x, B: tl.constexpr = 2 ** 10, S: tl.constexpr = 1 << 4,\n"
@@ -204,6 +207,12 @@ def test_honest_code_passes(body):
     ("class E:\n    pass\nfloat = E\n@triton.jit\ndef k(x, N=float('-inf')):\n    pass",
      "forbidden_construct"),
     ("D = {}\n@triton.jit\ndef k(x, B=D or 1):\n    pass", "forbidden_construct"),
+    # an autograd Function's `ctx` is its own only when nothing but `.apply` calls it
+    ("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+     "        ctx.detach = x\n        return x\ny = F.forward(torch.Tensor, 1)", "forbidden_construct"),
+    ("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+     "        ctx.a.b = x\n        return x\ny = F.apply(1)", "forbidden_construct"),
+    ("y = torch.autograd.grad", "forbidden_attribute"),
     # a name the interpreter puts into the module, bound only where it may never run
     ("if False:\n    np = 1\ndef f():\n    return np.zeros(1)", "forbidden_construct"),
     ("np = 1\ndel np\ndef f():\n    return np.zeros(1)", "forbidden_construct"),

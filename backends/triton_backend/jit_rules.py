@@ -55,11 +55,41 @@ def check_jit_rules(tree: ast.Module, aliases: dict[str, str], source: str) -> S
             or _check_deep_assignments(tree, aliases))
 
 
+AUTOGRAD_FUNCTION = "torch.autograd.Function"
+
+
+def ctx_fields(tree: ast.Module, aliases: dict[str, str]) -> frozenset[int]:
+    """`ctx.eps = eps` in a method of an autograd Function whose first parameter is `ctx`:
+    the ids of those targets (the context object is the method's own, as `self` is)."""
+    ids: set[int] = set()
+    applied = {id(n.value) for n in ast.walk(tree)
+               if isinstance(n, ast.Attribute) and n.attr == "apply"}
+    for cls in ast.walk(tree):
+        if not (isinstance(cls, ast.ClassDef)
+                and any(dotted(b, aliases) == AUTOGRAD_FUNCTION for b in cls.bases)):
+            continue
+        if any(isinstance(n, ast.Name) and n.id == cls.name and id(n) not in applied
+               for n in ast.walk(tree)):
+            # used other than as `Cls.apply(...)`: `Cls.forward(torch.Tensor, ...)` would make
+            # `ctx` any object, and `ctx.detach = f` a patch
+            continue
+        for fn in cls.body:
+            args = fn.args.posonlyargs + fn.args.args if isinstance(fn, ast.FunctionDef) else []
+            if not args or args[0].arg != "ctx":
+                continue
+            for node in ast.walk(fn):
+                if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                        and isinstance(node.value, ast.Name) and node.value.id == "ctx"):
+                    ids.add(id(node))
+    return frozenset(ids)
+
+
 def _check_deep_assignments(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
     """``self.a.b = v`` (no deeper) only where every ``self.a = ...`` builds an nn module or an
     object of the file's own classes (``self.ln = nn.LayerNorm(...)``; ``self.ln.weight = ...``): through
     ``self.k = kernel``, ``self.K = type(kernel)`` or ``self.lang = tl`` it patched Triton."""
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    own = ctx_fields(tree, aliases)
     builds: set[int] = set()  # `self.a = nn.X(...)` / `self.a = OwnClass(...)` targets
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
@@ -82,8 +112,8 @@ def _check_deep_assignments(tree: ast.Module, aliases: dict[str, str]) -> Static
                 if not (isinstance(leaf, ast.Attribute) and isinstance(leaf.ctx, ast.Store | ast.Del)):
                     continue
                 holder = leaf.value
-                if isinstance(holder, ast.Name) and holder.id == "self":
-                    continue  # self.x = ...
+                if isinstance(holder, ast.Name) and holder.id == "self" or id(leaf) in own:
+                    continue  # self.x = ..., ctx.x = ... (an autograd Function's context)
                 if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name)
                         and holder.value.id == "self" and built.get(holder.attr, False)):
                     return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,

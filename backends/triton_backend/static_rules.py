@@ -18,7 +18,7 @@ import ast
 
 from backends.base import StaticIssue
 from backends.triton_backend.ast_paths import dotted, module_aliases, without_main_block
-from backends.triton_backend.jit_rules import check_jit_rules
+from backends.triton_backend.jit_rules import AUTOGRAD_FUNCTION, check_jit_rules, ctx_fields
 from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
 from backends.triton_backend.module_reach import (
     check_module_values,
@@ -102,6 +102,8 @@ ALLOWED_MODULE_PATHS = (
     "torch.compiler.is_compiling",
     # nn.Linear.reset_parameters, copied into a module's __init__
     "torch.nn.init._calculate_fan_in_and_fan_out",
+    # kernel libraries ship a forward as an autograd Function (`F.apply(x, w)`)
+    "torch.autograd.Function",
     "triton.runtime.driver.active.utils.get_device_properties",
     "triton.runtime.driver.active.get_current_device",
     "triton.runtime.driver.active.get_current_target",
@@ -207,10 +209,11 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     # as part of the whole chain
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     named_reads = _getattr_by_constant(tree, aliases)
+    own_fields = ctx_fields(tree, aliases)
     for node in ast.walk(tree):
         if id(node) in named_reads:
             continue  # `getattr(self.linear, "bias", None)`: judged as `self.linear.bias`
-        issue = _check_node(node, aliases, inner, own_classes)
+        issue = _check_node(node, aliases, inner, own_classes, own_fields)
         if issue:
             return issue
     issue = check_module_values(tree, aliases, inner)
@@ -312,11 +315,12 @@ def _allowed_base(base: ast.expr, aliases: dict[str, str], own_classes: set[str]
     path = dotted(base, aliases) if isinstance(base, ast.Attribute) else aliases.get(text)
     if path is None:
         return False
-    return path.startswith(ALLOWED_BASE_PREFIXES) and not path.startswith(FORBIDDEN_BASES)
+    return (path.startswith(ALLOWED_BASE_PREFIXES) and not path.startswith(FORBIDDEN_BASES)
+            or path == AUTOGRAD_FUNCTION)
 
 
 def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
-                own_classes: set[str]) -> StaticIssue | None:
+                own_classes: set[str], ctx_fields: frozenset[int] = frozenset()) -> StaticIssue | None:
     line = getattr(node, "lineno", 0)
     if isinstance(node, ast.Import):
         for a in node.names:
@@ -397,7 +401,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns into `{ast.unparse(target.value)}` (only into a "
                                    "variable or `self.<name>`: patching is not allowed)", line)
-            if isinstance(target, ast.Attribute) and root_name(target) not in {"self", None}:
+            if (isinstance(target, ast.Attribute) and root_name(target) not in {"self", None}
+                    and id(target) not in ctx_fields):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns to `{ast.unparse(target)}` (only `self.…` may be "
                                    "assigned: patching is not allowed)", line)
