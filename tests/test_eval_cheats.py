@@ -171,6 +171,13 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_r17_inspect_shell.py", "forbidden_construct"),
     ("cheat_r17_sys_modules.py", "forbidden_import"),
     ("cheat_r17_compilation_unit.py", "forbidden_attribute"),
+    # round 18: a tensor handed to a constexpr parameter and its methods called in the body;
+    # `__doc__` as a property; the interpreter's `np` read by a class body or a top-level
+    # line before the file binds it
+    ("cheat_r18_constexpr_tensor_method.py", "forbidden_call"),
+    ("cheat_r18_grid_doc_property.py", "forbidden_construct"),
+    ("cheat_r18_class_body_load_name.py", "forbidden_construct"),
+    ("cheat_r18_module_load_name.py", "forbidden_construct"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -229,6 +236,17 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_r17_autotune_key_eq_loop.py", "runtime_error", "name kernel parameters by strings"),
     ("cheat_r17_reinterpret_dtype_object.py", "runtime_error", "not a dtype"),
     ("cheat_r17_descriptor_field_bool.py", "runtime_error", "`.round_f32_to_tf32`"),
+    # round 18: what a tuner iterates and hashes while the launch runs (a duck-typed config,
+    # a config value whose generated hash reads a property, a dict subclass of heuristics),
+    # a tensor as a constexpr, the grid object's attributes read by functools.wraps, and
+    # the interpreter's globals (the module no longer gets them)
+    ("cheat_r18_duck_config.py", "runtime_error", "not a triton.Config"),
+    ("cheat_r18_perf_model_config_hash.py", "runtime_error", "kernel argument `TAG`"),
+    ("cheat_r18_heuristics_dict_items.py", "runtime_error", "a plain dict"),
+    ("cheat_r18_constexpr_tensor_method.py", "runtime_error", "got a tensor"),
+    ("cheat_r18_grid_doc_property.py", "unwritten_output", "never written"),
+    ("cheat_r18_class_body_load_name.py", "runtime_error", "name 'np' is not defined"),
+    ("cheat_r18_module_load_name.py", "load_error", "name 'np' is not defined"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):

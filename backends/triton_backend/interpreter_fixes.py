@@ -1,7 +1,9 @@
-"""Fixes for two bf16 bugs in Triton's CPU interpreter (seen in triton 3.9), and two holes.
+"""Fixes for bf16 bugs in Triton's CPU interpreter (seen in triton 3.9), and two holes.
 
 - fp32 -> bf16 casts truncate instead of rounding to nearest even as the GPU does;
 - bf16 ``tl.dot`` multiplies the raw 16-bit patterns as integers;
+- bf16 ``+ - *``, negation, comparisons, min/max, ``tl.sum`` and casts to and from ints
+  work on the raw 16-bit patterns too (``interpreter_bf16``);
 - a kernel's source is taken from the last line starting with ``def `` (a string in the
   kernel's body could hold another, unchecked, kernel): now from the def statement itself;
 - a pointer is a host address: loads and stores are bounded to the launch's tensors
@@ -17,7 +19,8 @@ import torch
 
 
 def apply_interpreter_fixes() -> list[str]:
-    """Make the Triton interpreter round fp32 -> bf16 to nearest even and do bf16 tl.dot in fp32.
+    """Make the Triton interpreter round fp32 -> bf16 to nearest even, and compute bf16 tl.dot
+    and bf16 arithmetic in fp32 as a GPU does.
 
     Returns what was patched (empty if this triton's interpreter lacks the expected hooks)."""
     import numpy as np
@@ -73,6 +76,9 @@ def apply_interpreter_fixes() -> list[str]:
         own_def.evotui_patched = True
         rewriter._find_def = own_def
         patched.append("the interpreter runs a kernel's own def")
+    from backends.triton_backend.interpreter_bf16 import apply_bf16_fixes
+
+    patched += apply_bf16_fixes()
     from backends.triton_backend.interpreter_bounds import apply_bounds
 
     if apply_bounds():

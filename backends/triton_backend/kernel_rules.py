@@ -8,6 +8,7 @@ operator; a Python helper) would compute unwatched. Part of static_rules.check_s
 from __future__ import annotations
 
 import ast
+import functools
 from collections import Counter
 
 from backends.base import StaticIssue
@@ -60,6 +61,16 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
 INTERPRETER_INTERNALS = {"handle", "data"}
 
 
+@functools.cache
+def block_methods() -> frozenset[str]:
+    """The public methods of what a kernel's locals hold: blocks, TMA descriptors,
+    constexprs (and a jit function's `fn(...)` is a call by name, not a method)."""
+    import triton.language as tl
+
+    kinds = [tl.tensor, tl.constexpr, getattr(tl, "tensor_descriptor", tl.tensor)]
+    return frozenset(n for kind in kinds for n in dir(kind) if not n.startswith("_"))
+
+
 def _check_kernel_value(node: ast.AST, kernel: str, roots: set[int],
                         aliases: dict[str, str]) -> StaticIssue | None:
     """Round 17: `(torch.softmax,)[0](...)` in a kernel body called torch on the numpy array
@@ -76,6 +87,12 @@ def _check_kernel_value(node: ast.AST, kernel: str, roots: set[int],
             and not aliases[node.id].startswith("math.")):  # `from math import pi`
         return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"`{node.id}` ({aliases[node.id]}) "
                            f"{where}: a kernel uses triton, not other modules", line)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id not in aliases
+            and node.func.attr not in block_methods()):
+        # `S.copy_(X.softmax(1))` on a tensor handed over as a constexpr (round 18)
+        return StaticIssue(reasons.FORBIDDEN_CALL, f"`{ast.unparse(node.func)}()` {where}: "
+                           "a block's methods are triton's (`x.to`, `x.reshape`, ...)", line)
     if isinstance(node, ast.Attribute) and node.attr in INTERPRETER_INTERNALS:
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"`.{node.attr}` {where}: a block's "
                            "internals (under the interpreter, the array itself)", line)

@@ -83,6 +83,9 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
             for item in value:
                 check(item, where)
         elif kind is tl.constexpr:  # what it wraps is the argument (a lambda would be code)
+            if isinstance(value.value, torch_tensor()):
+                raise KernelArgumentError(f"kernel argument {where} is a tensor wrapped in "
+                                          "tl.constexpr: pass tensors as pointers")
             check(value.value, where)
         elif kind is TensorWrapper:  # triton.reinterpret(x, dtype)
             # the dtype is hashed and printed as the launch specialises (round 17)
@@ -112,6 +115,41 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
             check(value, f"`{name}`")
 
 
+@functools.cache
+def torch_tensor() -> type:
+    import torch
+
+    return torch.Tensor
+
+
+def check_constexpr_arguments(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A `tl.constexpr` parameter gets a value, not a tensor: the interpreter hands it to the
+    body as the Python object, whose methods (`S.copy_(X.softmax(1))`) then ran with the
+    policy suspended (round 18)."""
+    fn = vars(kernel).get("fn")
+    params = vars(kernel).get("params")
+    if params is not None:  # a JITFunction
+        constexprs = {p.name for p in params if getattr(p, "is_constexpr", False)}
+    else:
+        notes = getattr(fn, "__annotations__", None) or {}
+        constexprs = {name for name, note in notes.items()
+                      if note is _tl_constexpr() or (type(note) is str
+                                                     and note.split(".")[-1] == "constexpr")}
+    names = list(vars(kernel).get("arg_names") or [])
+    bound = {**dict(zip(names, args, strict=False)), **kwargs}
+    for name in constexprs:
+        if isinstance(bound.get(name), torch_tensor()):
+            raise KernelArgumentError(f"the tl.constexpr parameter `{name}` got a tensor: "
+                                      "pass tensors to pointer parameters")
+
+
+@functools.cache
+def _tl_constexpr() -> type:
+    import triton.language as tl
+
+    return tl.constexpr
+
+
 def check_grid(grid: Any) -> Any:
     """A launch grid: exact ints, or a tuple/list of them (Triton's interpreter runs
     ``__index__`` and comparisons on grid entries with the policy suspended). A
@@ -134,20 +172,46 @@ def check_grid(grid: Any) -> Any:
                               ": a grid is a tuple of ints (or a callable returning one)")
 
 
-def check_tuner_names(tuner: Any) -> None:
-    """An autotuner's `key=`, `reset_to_zero=`, `restore_value=` and the names of
-    heuristics' values are strings: the tuner hashes and compares them on every launch, so
-    an object there ran its `__hash__` with the policy suspended (round 17)."""
+def check_tuner(tuner: Any) -> None:
+    """What an autotuner or a heuristics wrapper iterates, hashes and calls while the launch
+    runs (round 17, 18): names are strings (`key=`, `reset_to_zero=`, `restore_value=`,
+    heuristics' names), configs are `triton.Config`s of plain values (a duck-typed config's
+    `all_kwargs`, or a frozen dataclass value's generated `__hash__` reading a property ran
+    unwatched), the containers are exact builtins (a `dict` subclass's `items`)."""
+    from triton import Config
+
     state = vars(tuner)
     names = [*state.get("keys", ()), *state.get("reset_to_zero", ()),
              *state.get("restore_value", ())]
-    values = state.get("values")
-    if type(values) is dict:
+    if "values" in state:
+        values = state["values"]
+        if type(values) is not dict:
+            raise KernelArgumentError(f"triton.heuristics got a `{type(values).__name__}`: "
+                                      "pass a plain dict of names to functions")
         names.extend(values)
     odd = [n for n in names if type(n) is not str]
     if odd:
         raise KernelArgumentError(f"an autotune/heuristics argument name is a "
                                   f"`{type(odd[0]).__name__}`: name kernel parameters by strings")
+    configs = state.get("configs")
+    if configs is None:
+        return
+    if type(configs) not in (list, tuple):
+        raise KernelArgumentError("triton.autotune's configs must be a list of triton.Config")
+    for i, config in enumerate(configs):
+        if type(config) is not Config:
+            raise KernelArgumentError(f"autotune config #{i + 1} is a `{type(config).__name__}`, "
+                                      "not a triton.Config")
+        fields = dict(vars(config))
+        kwargs = fields.pop("kwargs", None)
+        fields.pop("pre_hook", None)  # a function: run watched (LaunchRecorder._watch_callbacks)
+        if type(kwargs) is not dict or any(type(k) is not str for k in kwargs):
+            raise KernelArgumentError(f"autotune config #{i + 1}: its kwargs must be a dict "
+                                      "with string keys")
+        check_kernel_arguments((), {**kwargs, **{f"config.{k}": v for k, v in fields.items()}})
+    prune = state.get("top_k")
+    if prune is not None and type(prune) not in (int, float):
+        raise KernelArgumentError("prune_configs_by's top_k must be a number")
 
 
 def _checked_grid(grid: Any) -> Any:
@@ -156,8 +220,7 @@ def _checked_grid(grid: Any) -> Any:
     if not callable(grid):
         return check_grid(grid)
 
-    @functools.wraps(grid)
-    def checked(*args: Any, **kwargs: Any) -> Any:
+    def checked(*args: Any, **kwargs: Any) -> Any:  # (no functools.wraps: it reads `grid`)
         return check_grid(grid(*args, **kwargs))
 
     return checked
@@ -256,8 +319,10 @@ class LaunchRecorder:
             # benchmarker lets honest autotuned candidates run (the choice is meaningless).
             autotuner.Autotuner.do_bench = property(lambda _self: _wall_clock_bench)
             from backends.triton_backend.interpreter_fixes import apply_interpreter_fixes
+            from backends.triton_backend.interpreter_globals import isolate_kernel_globals
 
             apply_interpreter_fixes()
+            isolate_kernel_globals()
         self._installed = True
 
     def _suspend(self) -> None:
@@ -303,16 +368,17 @@ class LaunchRecorder:
                 return original(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
             recorder.check_kernel(fn_self)
             check_kernel_arguments(args, kwargs)
+            check_constexpr_arguments(fn_self, args, kwargs)
             if recorder.kernels is not None:
                 recorder.check_kernel_values(args, kwargs)
             name = getattr(getattr(fn_self, "fn", None), "__name__", "kernel")
             recorder.launches[name] += 1
             if recorder.ghost:
                 return None
+            checked_grid = _checked_grid(recorder.candidate_code(grid))  # with the policy on
             recorder._suspend()
             try:
-                return original(fn_self, *args, grid=_checked_grid(recorder.candidate_code(grid)),
-                                warmup=warmup, **kwargs)
+                return original(fn_self, *args, grid=checked_grid, warmup=warmup, **kwargs)
             finally:
                 recorder._resume()
 
@@ -339,7 +405,7 @@ class LaunchRecorder:
                     raise KernelArgumentError("triton.autotune / triton.heuristics around "
                                               "something that is not a kernel")
             check_kernel_arguments(args, kwargs)
-            check_tuner_names(fn_self)
+            check_tuner(fn_self)
             recorder._watch_callbacks(fn_self)
             grid = kwargs.get("grid")
             if grid is not None:
@@ -356,7 +422,8 @@ class LaunchRecorder:
 def _watching(recorder: LaunchRecorder | None, fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` wrapped to run with the policy fully active (what ``candidate_code`` gives)."""
 
-    @functools.wraps(fn)
+    # no functools.wraps: it reads the candidate object's attributes (a `__doc__` property
+    # ran there, unwatched: round 18)
     def watched(*args: Any, **kwargs: Any) -> Any:
         depth = recorder.depth if recorder is not None else 0
         for _ in range(depth):

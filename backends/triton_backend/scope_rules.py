@@ -72,6 +72,13 @@ def check_names(tree: ast.Module) -> StaticIssue | None:
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"binds `{name}` (the harness's "
                                "names are not the candidate's)", line)
     for n in ast.walk(tree):
+        if (isinstance(n, ast.Assign | ast.AnnAssign) and any(
+                isinstance(t, ast.Name) and t.id == "__doc__"
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+                and not (isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))):
+            # `__doc__ = property(f)`: read by functools.wraps where nothing watched (round 18)
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "`__doc__` bound to something "
+                               "other than a string", n.lineno)
         if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and _is_dunder(n.id)
                 and n.id not in ALLOWED_READ_DUNDERS):
             return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{n.id}`", n.lineno)
@@ -94,7 +101,11 @@ def check_globals(tree: ast.Module) -> StaticIssue | None:
                     or s.is_namespace()}
     # a name the interpreter would put into the module must be bound there for certain: not
     # only in a branch that may not run (`if False: np = 1`), nor deleted (`np = 1; del np`)
-    module_bound -= interpreter_globals() - _surely_bound(tree)
+    injected = interpreter_globals()
+    module_bound -= injected - _surely_bound(tree)
+    issue = _read_before_bound(tree, injected)
+    if issue:
+        return issue
     pending = [table]
     while pending:
         scope = pending.pop()
@@ -106,9 +117,11 @@ def check_globals(tree: ast.Module) -> StaticIssue | None:
             at_module = scope.get_type() == "module"
             reads_global = sym.is_global() or (at_module and not (
                 sym.is_assigned() or sym.is_imported()))
-            if scope.get_type() == "class" and not (sym.is_assigned() or sym.is_imported()
-                                                    or sym.is_free()):
-                reads_global = True  # a class body reads what it does not bind from globals
+            if scope.get_type() == "class" and not sym.is_free() and (
+                    not (sym.is_assigned() or sym.is_imported()) or name in injected):
+                # a class body reads what it does not bind from globals — and a name it does
+                # bind, before that line (`lib = np; np = None`: round 18)
+                reads_global = True
             if not reads_global or name in module_bound or name in BUILTIN_NAMES:
                 continue
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
@@ -116,6 +129,40 @@ def check_globals(tree: ast.Module) -> StaticIssue | None:
                                "module level (a name something else put into the module, such "
                                "as the Triton interpreter's `np`)", _first_read(tree, name))
     return None
+
+
+def _read_before_bound(tree: ast.Module, injected: frozenset[str]) -> StaticIssue | None:
+    """At module level, a name the interpreter would put into the module read before the
+    file binds it (a kernel launched at import, then `lib = np`: round 18)."""
+    bound: set[str] = set()
+    for stmt in tree.body:
+        for node in _module_level_nodes(stmt):
+            if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                    and node.id in injected and node.id not in bound
+                    and node.id not in BUILTIN_NAMES):
+                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                                   f"`{node.id}` is read at module level before the file binds "
+                                   "it (a name Triton's interpreter puts into the module)",
+                                   node.lineno)
+        bound |= _surely_bound(ast.Module(body=[stmt], type_ignores=[]))
+    return None
+
+
+def _module_level_nodes(stmt: ast.stmt) -> list[ast.AST]:
+    """What runs when the statement runs: not the bodies of functions and lambdas."""
+    out: list[ast.AST] = []
+    pending: list[ast.AST] = [stmt]
+    while pending:
+        node = pending.pop()
+        out.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            pending.extend([*node.decorator_list, *node.args.defaults,
+                            *(d for d in node.args.kw_defaults if d)])
+        elif isinstance(node, ast.Lambda):
+            pending.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d)])
+        else:
+            pending.extend(ast.iter_child_nodes(node))
+    return out
 
 
 @functools.cache
