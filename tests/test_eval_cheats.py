@@ -247,6 +247,13 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_r18_grid_doc_property.py", "unwritten_output", "never written"),
     ("cheat_r18_class_body_load_name.py", "runtime_error", "name 'np' is not defined"),
     ("cheat_r18_module_load_name.py", "load_error", "name 'np' is not defined"),
+    # under the interpreter a launch runs watched but for Triton's own copies: candidate code
+    # the launch reaches (a `__class__` property read by `inspect.ismodule`, an annotation
+    # printed, torch called in a kernel body) is seen without the static rules
+    ("cheat_r17_class_property_global.py", "torch_fallback", "aten::_softmax"),
+    ("cheat_r17_annotation_str.py", "torch_fallback", "aten::_softmax"),
+    ("cheat_r17_kernel_torch_value.py", "torch_fallback", "aten::_softmax"),
+    ("cheat_interp_python_in_kernel.py", "torch_fallback", "aten::_softmax"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):

@@ -15,7 +15,7 @@ under the interpreter; a no-op where the interpreter lacks the patched hooks.
 
 from __future__ import annotations
 
-import torch
+from backends.triton_backend.interpreter_bf16 import to_bf16
 
 
 def apply_interpreter_fixes() -> list[str]:
@@ -35,8 +35,8 @@ def apply_interpreter_fixes() -> list[str]:
 
         def convert_float(input, input_dtype, output_dtype, rounding_mode):
             if input_dtype == tl.float32 and output_dtype == tl.bfloat16 and rounding_mode != rtz:
-                t = torch.from_numpy(np.ascontiguousarray(input).view(np.float32).copy())
-                return t.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+                # numpy, not torch: kernels run with the op policy watching (launch_hooks)
+                return to_bf16(np.ascontiguousarray(input).view(np.float32))
             return convert(input, input_dtype, output_dtype, rounding_mode)
 
         convert_float.evotui_patched = True
