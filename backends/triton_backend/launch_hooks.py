@@ -1,9 +1,12 @@
 """Records which ``@triton.jit`` kernels a candidate really launched, and can turn them off.
 
 Installed by the worker before any candidate is imported (the candidate cannot undo it: the
-static rules forbid touching private attributes or assigning into modules). While a kernel
-launch is in progress the torch op policy is suspended, because Triton's own launch path
-(and its CPU interpreter, and the autotuner's benchmarking) use torch internally. The
+static rules forbid touching private attributes or assigning into modules). On a GPU, while
+a kernel launch is in progress the torch op policy is suspended, because Triton's own launch
+path (and the autotuner's benchmarking) use torch internally. Under the CPU interpreter the
+policy stays on through the launch and the tuners, suspended only while Triton copies the
+arguments to the host and back (round 18: the launch touched candidate objects in more
+places than any argument check covered). The
 candidate's own code that Triton calls back during a launch — a grid callable,
 ``triton.heuristics`` values, autotune hooks and config pruning — runs with the policy
 active again (else ``grid=lambda meta: (torch.softmax(x, -1), (1,))[1]`` would compute the
