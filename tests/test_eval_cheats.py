@@ -178,6 +178,10 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_r18_grid_doc_property.py", "forbidden_construct"),
     ("cheat_r18_class_body_load_name.py", "forbidden_construct"),
     ("cheat_r18_module_load_name.py", "forbidden_construct"),
+    # round 19: an autograd Function's `ctx` rebound to torch.Tensor (`ctx.detach = f`), a
+    # descriptor rebuilt with `desc.__init__` around an object with a `data_ptr` property
+    ("cheat_r19_ctx_rebind_detach.py", "forbidden_construct"),
+    ("cheat_r19_descriptor_reinit.py", "forbidden_construct"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -256,6 +260,11 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     ("cheat_r17_annotation_str.py", "torch_fallback", "aten::_softmax"),
     ("cheat_r17_kernel_torch_value.py", "torch_fallback", "aten::_softmax"),
     ("cheat_interp_python_in_kernel.py", "torch_fallback", "aten::_softmax"),
+    # round 19: a patch of torch.Tensor.detach undone before the request ended (the harness's
+    # code is compared before every output is read), a descriptor rebuilt after the launch
+    # checked it (its arguments are checked again before Triton copies them back)
+    ("cheat_r19_ctx_rebind_detach.py", "timer_tampered", "Tensor.detach"),
+    ("cheat_r19_descriptor_reinit.py", "runtime_error", "is a `Probe`"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):

@@ -76,6 +76,8 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "from collections.abc import Sequence\ndef f(x: Sequence[int]):\n    return x",
     "import enum\nclass R(str, enum.Enum):\n    MEAN = 'mean'",
     "fan_in, _ = nn.init._calculate_fan_in_and_fan_out(torch.empty(2, 2))",
+    "class L(nn.Linear):\n    def __init__(self):\n        super().__init__(2, 2)\n"
+    "class M(L):\n    def __init__(self):\n        L.__init__(self)",
     "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, eps):\n"
     "        ctx.eps = eps\n        ctx.save_for_backward(x)\n        return x\n"
     "y = F.apply(torch.ones(1), 1e-6)",
@@ -213,6 +215,15 @@ def test_honest_code_passes(body):
     ("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
      "        ctx.a.b = x\n        return x\ny = F.apply(1)", "forbidden_construct"),
     ("y = torch.autograd.grad", "forbidden_attribute"),
+    ("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, c, f):\n"
+     "        ctx = c\n        ctx.detach = f\n        return f\ny = F.apply(torch.Tensor, len)",
+     "forbidden_construct"),
+    ("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+     "        def put(ctx, f):\n            ctx.clone = f\n        return x\ny = F.apply(1)",
+     "forbidden_construct"),
+    ("d = nn.Linear(1, 1)\nd.__init__(2, 2)", "forbidden_attribute"),
+    ("class P:\n    data_ptr = property(len)", "forbidden_construct"),
+    ("class P:\n    def stream(self):\n        return 0", "forbidden_construct"),
     # a name the interpreter puts into the module, bound only where it may never run
     ("if False:\n    np = 1\ndef f():\n    return np.zeros(1)", "forbidden_construct"),
     ("np = 1\ndel np\ndef f():\n    return np.zeros(1)", "forbidden_construct"),

@@ -26,6 +26,7 @@ import builtins
 
 from backends.base import StaticIssue
 from backends.triton_backend.ast_paths import dotted, module_aliases, resolve
+from backends.triton_backend.scope_rules import bindings
 from evotui.eval import reasons
 
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
@@ -77,6 +78,9 @@ def ctx_fields(tree: ast.Module, aliases: dict[str, str]) -> frozenset[int]:
             args = fn.args.posonlyargs + fn.args.args if isinstance(fn, ast.FunctionDef) else []
             if not args or args[0].arg != "ctx":
                 continue
+            if sum(name == "ctx" for name, _ in bindings(fn)) > 1:
+                # `ctx = cls`, a nested `def put(ctx, f)`, `for ctx in ...`: another object
+                continue  # (round 19: `ctx.detach = f` patched torch.Tensor)
             for node in ast.walk(fn):
                 if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
                         and isinstance(node.value, ast.Name) and node.value.id == "ctx"):

@@ -341,12 +341,17 @@ class LaunchRecorder:
             original = getattr(executor, name)
             if getattr(original, "evotui_copies", False):
                 continue
-            setattr(executor, name, self._triton_internal(original))
+            setattr(executor, name, self._triton_internal(original, recheck=name == "_restore_args_dev"))
 
-    def _triton_internal(self, original: Callable[..., Any]) -> Callable[..., Any]:
+    def _triton_internal(self, original: Callable[..., Any], recheck: bool = False) -> Callable[..., Any]:
         recorder = self
 
         def internal(*args: Any, **kwargs: Any) -> Any:
+            if recheck:
+                # (executor, args_dev, args_hst, kwargs, kwargs_hst): the grid callable and the
+                # body ran since the launch checked the arguments, and could rebuild one in
+                # place (`desc.__init__(probe, ...)`: round 19); Triton now reads them unwatched
+                check_kernel_arguments(tuple(args[1]), dict(args[3]))
             recorder._suspend()
             try:
                 return original(*args, **kwargs)

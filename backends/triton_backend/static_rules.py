@@ -25,7 +25,7 @@ from backends.triton_backend.module_reach import (
     hidden_module_on,
     reachable_modules,
 )
-from backends.triton_backend.scope_rules import check_names
+from backends.triton_backend.scope_rules import bindings, check_names
 from evotui.eval import reasons
 
 ALLOWED_IMPORTS = {
@@ -301,6 +301,16 @@ def _harmless_annotation(note: ast.expr) -> bool:
     return True
 
 
+def _own_init(receiver: ast.expr, aliases: dict[str, str], own_classes: set[str]) -> bool:
+    """`super().__init__`, `nn.Module.__init__`, `OwnBase.__init__`: a constructor chain."""
+    if (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name)
+            and receiver.func.id == "super"):
+        return True
+    if isinstance(receiver, ast.Name) and receiver.id in own_classes:
+        return True
+    return (dotted(receiver, aliases) or "").startswith(ALLOWED_BASE_PREFIXES)
+
+
 def _enum_mixin(node: ast.ClassDef, aliases: dict[str, str]) -> bool:
     return any((dotted(b, aliases) if isinstance(b, ast.Attribute) else aliases.get(ast.unparse(b))
                 or "").startswith("enum.") for b in node.bases)
@@ -371,6 +381,11 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
         if node.id in FORBIDDEN_CALLS and isinstance(node.ctx, ast.Load):
             return StaticIssue(reasons.FORBIDDEN_CALL, f"reference to `{node.id}`", line)
     elif isinstance(node, ast.Attribute):
+        if node.attr == "__init__" and not _own_init(node.value, aliases, own_classes):
+            # `desc.__init__(...)` rebuilt an argument in place after the launch checked it
+            # (round 19); a class's own constructor chain is `super().__init__`
+            return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, "`.__init__` other than "
+                               "`super().__init__` or a base class's", line)
         return _check_attribute(node, aliases, line, whole_chain=id(node) not in inner)
     elif isinstance(node, ast.Try | ast.TryStar):
         return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
@@ -378,6 +393,13 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
     elif isinstance(node, ast.Global | ast.Nonlocal):
         return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "global/nonlocal state", line)
     elif isinstance(node, ast.ClassDef):
+        for stmt in node.body:
+            for name, at in bindings(stmt) if not isinstance(stmt, ast.FunctionDef) else [
+                    (stmt.name, stmt.lineno)]:
+                if name in FORBIDDEN_ATTRIBUTES:
+                    # Triton probes arguments with `hasattr(arg, "data_ptr")` (round 19)
+                    return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"a class attribute named "
+                                       f"`{name}` (a name the checks refuse to read)", at)
         for base in node.bases:
             text = ast.unparse(base)
             if text in {"torch.Tensor", "Tensor"} or text.endswith(".Tensor"):

@@ -262,6 +262,13 @@ class CandidateRunner:
 
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
         torch = self.torch
+        # reading the outputs calls tensor methods outside the op policy: a patch put back
+        # before the end of the request (where the report compares) computed them (round 19)
+        replaced = find_replaced(self.harness_code, self._read_harness_code())
+        if replaced:
+            raise CandidateFailure(reasons.TIMER_TAMPERED, "the harness's code was replaced "
+                                   f"before an output was read: {', '.join(replaced[:5])}",
+                                   restart=True)
         for i, v in enumerate(values):  # what cannot be read back is the candidate's doing
             if isinstance(v, torch.Tensor) and type(v) is not torch.Tensor:
                 # a subclass (its __torch_function__ would run on every attribute we read)
