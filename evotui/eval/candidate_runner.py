@@ -266,7 +266,7 @@ class CandidateRunner:
         # before the end of the request (where the report compares) computed them (round 19)
         replaced = find_replaced(self.harness_code, self._read_harness_code())
         if replaced:
-            raise CandidateFailure(reasons.TIMER_TAMPERED, "the harness's code was replaced "
+            raise CandidateFailure(reasons.TIMER_TAMPERED, "the harness's checks' code were replaced "
                                    f"before an output was read: {', '.join(replaced[:5])}",
                                    restart=True)
         for i, v in enumerate(values):  # what cannot be read back is the candidate's doing
