@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evotui.eval import EvalRequest
-from tests.conftest import CANDIDATES
+from tests.conftest import CANDIDATES, SAMPLES
 
 SOFTMAX = CANDIDATES / "softmax"
 
@@ -82,6 +82,15 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_r14_alias_package.py", {"forbidden_construct"}),
     # round 15: `tl.extra.modules` is sys.modules; torch run in a joined thread
     ("cheat_r15_extra_modules_thread.py", {"forbidden_attribute"}),
+    # round 20: torch.Tensor.new_empty (which Triton's argument copy calls with the policy
+    # suspended) patched through `self.x = f` / `ctx.x = f` on torch.Tensor and put back before
+    # the outputs were read; TensorDescriptor given a `base` property: the harness's code is
+    # compared as each launch copies its arguments
+    ("cheat_r20_setup_context_new_empty.py", {"timer_tampered"}),
+    ("cheat_r20_apply_override.py", {"timer_tampered"}),
+    ("cheat_r20_own_init_self.py", {"timer_tampered"}),
+    ("cheat_r20_method_self.py", {"timer_tampered"}),
+    ("cheat_r20_desc_base_property.py", {"timer_tampered"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -270,6 +279,17 @@ def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, 
     result = evaluate(raw_cpu_pool, softmax_task, name)
     assert not result.accepted and result.reason in reason.split("|"), result.message
     assert words in result.message
+
+
+def test_a_worker_whose_torch_was_patched_is_replaced(raw_cpu_pool, softmax_task):
+    """Round 20: a patch found during a launch ends the request *and* the worker: the next
+    candidate (the honest seed) runs in a clean process."""
+    cheat = evaluate(raw_cpu_pool, softmax_task, "cheat_r20_desc_module_patch.py")
+    assert (cheat.accepted, cheat.reason) == (False, "timer_tampered"), cheat.message
+    assert "validate_block_shape" in cheat.message
+    seed = raw_cpu_pool.evaluate(EvalRequest(task=softmax_task,
+                                             source=(SAMPLES / "softmax" / "seed.py").read_text()))
+    assert seed.accepted, seed.message
 
 
 def test_a_weight_cache_keyed_on_the_version_counter_is_honest(cpu_pool):

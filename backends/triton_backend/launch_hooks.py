@@ -236,6 +236,8 @@ class LaunchRecorder:
         self.ghost = False  # when True, kernel launches are skipped ("ghost replay")
         self.on_enter: Callable[[], None] = lambda: None
         self.on_exit: Callable[[], None] = lambda: None
+        # raises if the harness's code was replaced (set by the worker)
+        self.verify_harness: Callable[..., None] = lambda when="": None
         self.depth = 0  # nested suspensions (an autotuner around a launch, ...)
         self._installed = False
         # file -> first lines of the functions the static rules checked as kernels; None:
@@ -347,6 +349,7 @@ class LaunchRecorder:
         recorder = self
 
         def internal(*args: Any, **kwargs: Any) -> Any:
+            recorder.verify_harness("while a kernel launched")
             if recheck:
                 # (executor, args_dev, args_hst, kwargs, kwargs_hst): the grid callable and the
                 # body ran since the launch checked the arguments, and could rebuild one in

@@ -65,6 +65,9 @@ class CandidateRunner:
 
         lock_down()
         self.harness_code = harness_code()
+        # and as Triton copies a launch's arguments with the policy suspended: a patch put
+        # back before the next output is read ran there (round 20: `Tensor.new_empty`)
+        self.recorder.verify_harness = self._verify_harness
         # one recorder per dialect; ``self.recorder`` is the current candidate's (set on load)
         self.recorders: dict[str, Any] = {"triton": self.recorder}
         self.timer = None
@@ -141,7 +144,8 @@ class CandidateRunner:
                            "exec", dont_inherit=True)
             exec(code, module.__dict__)
         except BaseException as e:  # noqa: BLE001 - anything a candidate raises is its failure
-            raise CandidateFailure(reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
+            raise _harness_failure(e) or CandidateFailure(
+                reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
         model_cls = module.__dict__.get("ModelNew")
         if not isinstance(model_cls, type):
             raise CandidateFailure(reasons.BAD_INTERFACE, "ModelNew is not a class")
@@ -250,6 +254,9 @@ class CandidateRunner:
     def _failure(self, e: BaseException, cand_path: str, when: str = "") -> CandidateFailure:
         """What the candidate raised, as its failure: a runtime error, or a CUDA error (and a
         new worker) when the context did not survive it."""
+        own = _harness_failure(e)
+        if own is not None:  # a check of ours that fired inside the call (a patched harness)
+            return own
         healthy = self._cuda_healthy()
         reason = _named_reason(e) or (reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR)
         return CandidateFailure(reason, when + short_traceback(e, cand_path), restart=not healthy)
@@ -260,15 +267,17 @@ class CandidateRunner:
         unmoved, as between timed calls)."""
         write_quietly(inputs, self._to_device(make_inputs(task, shape, seed, self.device)))
 
+    def _verify_harness(self, when: str = "before an output was read") -> None:
+        replaced = find_replaced(self.harness_code, self._read_harness_code())
+        if replaced:
+            raise CandidateFailure(reasons.TIMER_TAMPERED, "the harness's checks' code were "
+                                   f"replaced {when}: {', '.join(replaced[:5])}", restart=True)
+
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
         torch = self.torch
         # reading the outputs calls tensor methods outside the op policy: a patch put back
         # before the end of the request (where the report compares) computed them (round 19)
-        replaced = find_replaced(self.harness_code, self._read_harness_code())
-        if replaced:
-            raise CandidateFailure(reasons.TIMER_TAMPERED, "the harness's checks' code were replaced "
-                                   f"before an output was read: {', '.join(replaced[:5])}",
-                                   restart=True)
+        self._verify_harness()
         for i, v in enumerate(values):  # what cannot be read back is the candidate's doing
             if isinstance(v, torch.Tensor) and type(v) is not torch.Tensor:
                 # a subclass (its __torch_function__ would run on every attribute we read)
@@ -330,7 +339,8 @@ class CandidateRunner:
                 try:
                     models[shape_index] = model_cls(*init).to(self.device)
                 except BaseException as e:  # noqa: BLE001
-                    raise CandidateFailure(reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
+                    raise _harness_failure(e) or CandidateFailure(
+                        reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
             return models[shape_index]
 
         def run(shape_index: int, seed: int, policy: OpPolicy | None) -> tuple[list[Any], list[Any], int]:
@@ -509,6 +519,17 @@ class CandidateRunner:
             return check
         except BaseException as e:  # noqa: BLE001
             raise self._failure(e, req["candidate"], "on new input values: ") from None
+
+
+def _harness_failure(e: BaseException) -> CandidateFailure | None:
+    seen: BaseException | None = e
+    for _ in range(8):
+        if seen is None:
+            return None
+        if type(seen) is CandidateFailure:
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _named_reason(e: BaseException) -> str | None:

@@ -37,8 +37,20 @@ def harness_code() -> dict[str, int]:
     if interpreter is not None:
         classes += [interpreter.InterpretedFunction, interpreter.GridExecutor,
                     interpreter.FunctionRewriter, interpreter.ASTTransformer]
+    try:  # rebuilt by the interpreter with the policy suspended (round 20: a `base` property,
+        # a new name on the class; `validate_block_shape` replaced in its module)
+        import triton.tools.tensor_descriptor as descriptors
+
+        classes.append(descriptors.TensorDescriptor)
+        code.update({f"{descriptors.__name__}.{k}": id(v) for k, v in vars(descriptors).items()})
+        code["TensorDescriptor (its names)"] = hash(tuple(sorted(vars(descriptors.TensorDescriptor))))
+    except ImportError:  # pragma: no cover - triton without TMA descriptors
+        pass
     for cls in classes:
         code.update({f"{cls.__name__}.{k}": id(v) for k, v in vars(cls).items()})
+    if interpreter is not None:  # the helpers its argument copies call
+        code.update({f"interpreter.{k}": id(v) for k, v in vars(interpreter).items()
+                     if k.startswith("_") and callable(v)})
     # what the harness itself calls on tensors and torch (`value.detach()` while dumping
     # outputs, outside the op policy): patched through `self.T = torch.Tensor` it would
     # compute unwatched
@@ -51,7 +63,9 @@ def harness_code() -> dict[str, int]:
 
     for owner in (torch, torch.nn.functional, torch._tensor_str, torch.UntypedStorage,
                   torch.utils._python_dispatch, threading.Thread, _thread):
-        code.update({f"{owner.__name__}.{k}": id(v) for k, v in list(vars(owner).items())})
+        code.update({f"{owner.__name__}.{k}": id(v) for k, v in list(vars(owner).items())
+                     # flags torch itself sets while a dispatch mode is on (`_is_in_...`)
+                     if not (owner is torch.utils._python_dispatch and k.startswith("_is_in_"))})
     # torch.Tensor as attribute lookup resolves it, through its bases: a name set on
     # torch.Tensor that shadows a method of torch._C.TensorBase is new in Tensor's own
     # dict but replaces what `tensor.size()` runs
