@@ -83,14 +83,15 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     # round 15: `tl.extra.modules` is sys.modules; torch run in a joined thread
     ("cheat_r15_extra_modules_thread.py", {"forbidden_attribute"}),
     # round 20: torch.Tensor.new_empty (which Triton's argument copy calls with the policy
-    # suspended) patched through `self.x = f` / `ctx.x = f` on torch.Tensor and put back before
-    # the outputs were read; TensorDescriptor given a `base` property: the harness's code is
-    # compared as each launch copies its arguments
-    ("cheat_r20_setup_context_new_empty.py", {"timer_tampered"}),
-    ("cheat_r20_apply_override.py", {"timer_tampered"}),
-    ("cheat_r20_own_init_self.py", {"timer_tampered"}),
-    ("cheat_r20_method_self.py", {"timer_tampered"}),
-    ("cheat_r20_desc_base_property.py", {"timer_tampered"}),
+    # suspended) patched through `self.x = f` / `ctx.x = f` with torch.Tensor as `self`/`ctx`
+    # and put back before the outputs were read; TensorDescriptor given a `base` property.
+    # `self` is trusted only in a method of the file's own class, called on an instance;
+    # `ctx` only in forward/backward of a Function without setup_context or its own apply
+    ("cheat_r20_setup_context_new_empty.py", {"forbidden_construct"}),
+    ("cheat_r20_apply_override.py", {"forbidden_construct"}),
+    ("cheat_r20_own_init_self.py", {"forbidden_construct"}),
+    ("cheat_r20_method_self.py", {"forbidden_construct"}),
+    ("cheat_r20_desc_base_property.py", {"forbidden_construct"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -273,6 +274,13 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     # checked it (its arguments are checked again before Triton copies them back)
     ("cheat_r19_ctx_rebind_detach.py", "timer_tampered", "Tensor.detach"),
     ("cheat_r19_descriptor_reinit.py", "runtime_error", "is a `Probe`"),
+    # round 20, behind the static rules: the harness's code compared as each launch copies
+    # its arguments (a patch put back before the outputs were read ran there)
+    ("cheat_r20_setup_context_new_empty.py", "timer_tampered", "Tensor.new_empty"),
+    ("cheat_r20_apply_override.py", "timer_tampered", "Tensor.new_empty"),
+    ("cheat_r20_own_init_self.py", "timer_tampered", "Tensor.new_empty"),
+    ("cheat_r20_method_self.py", "timer_tampered", "Tensor.new_empty"),
+    ("cheat_r20_desc_base_property.py", "timer_tampered", "TensorDescriptor (its names)"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):

@@ -76,6 +76,8 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "from collections.abc import Sequence\ndef f(x: Sequence[int]):\n    return x",
     "import enum\nclass R(str, enum.Enum):\n    MEAN = 'mean'",
     "fan_in, _ = nn.init._calculate_fan_in_and_fan_out(torch.empty(2, 2))",
+    "class B(nn.Module):\n    def forward(self, x):\n        self.n = 1\n        return x\n"
+    "class C(B):\n    def forward(self, x):\n        return B.forward(self, x)",
     "class L(nn.Linear):\n    def __init__(self):\n        super().__init__(2, 2)\n"
     "class M(L):\n    def __init__(self):\n        L.__init__(self)",
     "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, eps):\n"
@@ -223,6 +225,13 @@ def test_honest_code_passes(body):
      "forbidden_construct"),
     ("d = nn.Linear(1, 1)\nd.__init__(2, 2)", "forbidden_attribute"),
     ("class P:\n    data_ptr = property(len)", "forbidden_construct"),
+    # round 20: `self` trusted only in a method of the file's own class, on an instance
+    ("def put(self, f):\n    self.new_empty = f\nput(torch.Tensor, len)", "forbidden_construct"),
+    ("class P:\n    def put(self, f):\n        self.new_empty = f\nP.put(torch.Tensor, len)",
+     "forbidden_construct"),
+    ("class P:\n    @staticmethod\n    def put(self, f):\n        self.new_empty = f",
+     "forbidden_construct"),
+    ("def g(self):\n    return self._C", "forbidden_attribute"),
     ("class P:\n    def stream(self):\n        return 0", "forbidden_construct"),
     # a name the interpreter puts into the module, bound only where it may never run
     ("if False:\n    np = 1\ndef f():\n    return np.zeros(1)", "forbidden_construct"),

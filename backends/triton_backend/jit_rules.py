@@ -74,9 +74,14 @@ def ctx_fields(tree: ast.Module, aliases: dict[str, str]) -> frozenset[int]:
             # used other than as `Cls.apply(...)`: `Cls.forward(torch.Tensor, ...)` would make
             # `ctx` any object, and `ctx.detach = f` a patch
             continue
+        names = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+        if names & {"setup_context", "apply"}:
+            # with `setup_context`, torch calls `forward` without a context (its first
+            # argument is whatever `.apply` got); an own `apply` is any method (round 20)
+            continue
         for fn in cls.body:
             args = fn.args.posonlyargs + fn.args.args if isinstance(fn, ast.FunctionDef) else []
-            if not args or args[0].arg != "ctx":
+            if not args or args[0].arg != "ctx" or fn.name not in ("forward", "backward"):
                 continue
             if sum(name == "ctx" for name, _ in bindings(fn)) > 1:
                 # `ctx = cls`, a nested `def put(ctx, f)`, `for ctx in ...`: another object
@@ -86,6 +91,34 @@ def ctx_fields(tree: ast.Module, aliases: dict[str, str]) -> frozenset[int]:
                         and isinstance(node.value, ast.Name) and node.value.id == "ctx"):
                     ids.add(id(node))
     return frozenset(ids)
+
+
+def trusted_selves(tree: ast.Module) -> frozenset[int]:
+    """The `self` names that are an instance of the file's own class: inside a method defined
+    directly in a class body, not a static or class method, whose first parameter is `self`
+    and is never rebound (round 20: a top-level `def put(self, f): self.x = f` called on
+    torch.Tensor patched it). Calling such a method through the class with another first
+    argument is refused (static_rules)."""
+    ids: set[int] = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if not is_instance_method(fn):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Name) and node.id == "self":
+                    ids.add(id(node))
+    return frozenset(ids)
+
+
+def is_instance_method(fn: ast.stmt) -> bool:
+    if not isinstance(fn, ast.FunctionDef):
+        return False
+    args = fn.args.posonlyargs + fn.args.args
+    decorators = {d.id for d in fn.decorator_list if isinstance(d, ast.Name)}
+    return (bool(args) and args[0].arg == "self" and not decorators & {"staticmethod", "classmethod"}
+            and sum(name == "self" for name, _ in bindings(fn)) == 1)
 
 
 def _check_deep_assignments(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:

@@ -18,7 +18,13 @@ import ast
 
 from backends.base import StaticIssue
 from backends.triton_backend.ast_paths import dotted, module_aliases, without_main_block
-from backends.triton_backend.jit_rules import AUTOGRAD_FUNCTION, check_jit_rules, ctx_fields
+from backends.triton_backend.jit_rules import (
+    AUTOGRAD_FUNCTION,
+    check_jit_rules,
+    ctx_fields,
+    is_instance_method,
+    trusted_selves,
+)
 from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
 from backends.triton_backend.module_reach import (
     check_module_values,
@@ -210,10 +216,14 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     named_reads = _getattr_by_constant(tree, aliases)
     own_fields = ctx_fields(tree, aliases)
+    trusted = trusted_selves(tree)
+    issue = _check_unbound_method_calls(tree, trusted)
+    if issue:
+        return issue
     for node in ast.walk(tree):
         if id(node) in named_reads:
             continue  # `getattr(self.linear, "bias", None)`: judged as `self.linear.bias`
-        issue = _check_node(node, aliases, inner, own_classes, own_fields)
+        issue = _check_node(node, aliases, inner, own_classes, own_fields, trusted)
         if issue:
             return issue
     issue = check_module_values(tree, aliases, inner)
@@ -301,6 +311,34 @@ def _harmless_annotation(note: ast.expr) -> bool:
     return True
 
 
+def _trusted_root(target: ast.expr, trusted: frozenset[int] | None) -> bool:
+    """`self.x = v` (or `self.x[k] = v`) with `self` an instance of the file's own class."""
+    while isinstance(target, ast.Attribute | ast.Subscript):
+        target = target.value
+    return (isinstance(target, ast.Name) and target.id == "self"
+            and (trusted is None or id(target) in trusted))
+
+
+def _check_unbound_method_calls(tree: ast.Module, trusted: frozenset[int]) -> StaticIssue | None:
+    """`Own.method(obj, ...)` runs the method with `self` = obj (round 20: `Patch.put(
+    torch.Tensor, f)` set `torch.Tensor.new_empty`): an instance method read through its
+    class only as a call on `self` (`Base.__init__(self)`, `Base.forward(self, x)`)."""
+    methods: dict[str, set[str]] = {}
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef):
+            methods[cls.name] = {fn.name for fn in cls.body if is_instance_method(fn)}
+    on_self = {id(c.func) for c in ast.walk(tree) if isinstance(c, ast.Call) and c.args
+               and isinstance(c.args[0], ast.Name) and id(c.args[0]) in trusted}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.attr in methods.get(node.value.id, ()) and id(node) not in on_self):
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"`{ast.unparse(node)}` read through its class: call methods on "
+                               "an instance (through the class only as `Base.method(self, ...)`)",
+                               node.lineno)
+    return None
+
+
 def _own_init(receiver: ast.expr, aliases: dict[str, str], own_classes: set[str]) -> bool:
     """`super().__init__`, `nn.Module.__init__`, `OwnBase.__init__`: a constructor chain."""
     if (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name)
@@ -330,7 +368,8 @@ def _allowed_base(base: ast.expr, aliases: dict[str, str], own_classes: set[str]
 
 
 def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
-                own_classes: set[str], ctx_fields: frozenset[int] = frozenset()) -> StaticIssue | None:
+                own_classes: set[str], ctx_fields: frozenset[int] = frozenset(),
+                trusted: frozenset[int] | None = None) -> StaticIssue | None:
     line = getattr(node, "lineno", 0)
     if isinstance(node, ast.Import):
         for a in node.names:
@@ -386,7 +425,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             # (round 19); a class's own constructor chain is `super().__init__`
             return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, "`.__init__` other than "
                                "`super().__init__` or a base class's", line)
-        return _check_attribute(node, aliases, line, whole_chain=id(node) not in inner)
+        return _check_attribute(node, aliases, line, whole_chain=id(node) not in inner,
+                                trusted=trusted)
     elif isinstance(node, ast.Try | ast.TryStar):
         return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                            "try/except (a silent fallback hides failures)", line)
@@ -423,8 +463,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns into `{ast.unparse(target.value)}` (only into a "
                                    "variable or `self.<name>`: patching is not allowed)", line)
-            if (isinstance(target, ast.Attribute) and root_name(target) not in {"self", None}
-                    and id(target) not in ctx_fields):
+            if (isinstance(target, ast.Attribute) and root_name(target) is not None
+                    and not _trusted_root(target, trusted) and id(target) not in ctx_fields):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns to `{ast.unparse(target)}` (only `self.…` may be "
                                    "assigned: patching is not allowed)", line)
@@ -432,12 +472,13 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
 
 
 def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
-                     whole_chain: bool) -> StaticIssue | None:
+                     whole_chain: bool, trusted: frozenset[int] | None = None) -> StaticIssue | None:
     attr = node.attr
     path = dotted(node, aliases) if whole_chain else None
     if path is not None and _forbidden_path(path):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{path}`", line)
-    on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+    on_self = (isinstance(node.value, ast.Name) and node.value.id == "self"
+               and (trusted is None or id(node.value) in trusted))
     if path in ALLOWED_MODULE_PATHS:
         return None  # named one by one (`torch.nn.init._calculate_fan_in_and_fan_out`)
     if attr.startswith("_") and attr not in ALLOWED_DUNDERS | ALLOWED_PRIVATE and not on_self:
