@@ -26,7 +26,8 @@ import builtins
 
 from backends.base import StaticIssue
 from backends.triton_backend.ast_paths import dotted, module_aliases, resolve
-from backends.triton_backend.scope_rules import bindings
+from backends.triton_backend.receiver_rules import ctx_fields
+from backends.triton_backend.scope_rules import bound_names
 from evotui.eval import reasons
 
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
@@ -54,71 +55,6 @@ def kernel_first_lines(source: str) -> frozenset[int]:
 def check_jit_rules(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
     return (_check_decorators(tree, aliases) or _check_kernels(tree, aliases, source)
             or _check_deep_assignments(tree, aliases))
-
-
-AUTOGRAD_FUNCTION = "torch.autograd.Function"
-
-
-def ctx_fields(tree: ast.Module, aliases: dict[str, str]) -> frozenset[int]:
-    """`ctx.eps = eps` in a method of an autograd Function whose first parameter is `ctx`:
-    the ids of those targets (the context object is the method's own, as `self` is)."""
-    ids: set[int] = set()
-    applied = {id(n.value) for n in ast.walk(tree)
-               if isinstance(n, ast.Attribute) and n.attr == "apply"}
-    for cls in ast.walk(tree):
-        if not (isinstance(cls, ast.ClassDef)
-                and any(dotted(b, aliases) == AUTOGRAD_FUNCTION for b in cls.bases)):
-            continue
-        if any(isinstance(n, ast.Name) and n.id == cls.name and id(n) not in applied
-               for n in ast.walk(tree)):
-            # used other than as `Cls.apply(...)`: `Cls.forward(torch.Tensor, ...)` would make
-            # `ctx` any object, and `ctx.detach = f` a patch
-            continue
-        names = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
-        if names & {"setup_context", "apply"}:
-            # with `setup_context`, torch calls `forward` without a context (its first
-            # argument is whatever `.apply` got); an own `apply` is any method (round 20)
-            continue
-        for fn in cls.body:
-            args = fn.args.posonlyargs + fn.args.args if isinstance(fn, ast.FunctionDef) else []
-            if not args or args[0].arg != "ctx" or fn.name not in ("forward", "backward"):
-                continue
-            if sum(name == "ctx" for name, _ in bindings(fn)) > 1:
-                # `ctx = cls`, a nested `def put(ctx, f)`, `for ctx in ...`: another object
-                continue  # (round 19: `ctx.detach = f` patched torch.Tensor)
-            for node in ast.walk(fn):
-                if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
-                        and isinstance(node.value, ast.Name) and node.value.id == "ctx"):
-                    ids.add(id(node))
-    return frozenset(ids)
-
-
-def trusted_selves(tree: ast.Module) -> frozenset[int]:
-    """The `self` names that are an instance of the file's own class: inside a method defined
-    directly in a class body, not a static or class method, whose first parameter is `self`
-    and is never rebound (round 20: a top-level `def put(self, f): self.x = f` called on
-    torch.Tensor patched it). Calling such a method through the class with another first
-    argument is refused (static_rules)."""
-    ids: set[int] = set()
-    for cls in ast.walk(tree):
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        for fn in cls.body:
-            if not is_instance_method(fn):
-                continue
-            for node in ast.walk(fn):
-                if isinstance(node, ast.Name) and node.id == "self":
-                    ids.add(id(node))
-    return frozenset(ids)
-
-
-def is_instance_method(fn: ast.stmt) -> bool:
-    if not isinstance(fn, ast.FunctionDef):
-        return False
-    args = fn.args.posonlyargs + fn.args.args
-    decorators = {d.id for d in fn.decorator_list if isinstance(d, ast.Name)}
-    return (bool(args) and args[0].arg == "self" and not decorators & {"staticmethod", "classmethod"}
-            and sum(name == "self" for name, _ in bindings(fn)) == 1)
 
 
 def _check_deep_assignments(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
@@ -229,23 +165,11 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     for node in tree.body:
         if not isinstance(node, ast.Assign | ast.AnnAssign | ast.FunctionDef | ast.ClassDef
                           | ast.Import | ast.ImportFrom | ast.Expr):
-            names -= _bound_in(node)
+            names -= bound_names(node)
         elif isinstance(node, ast.Assign | ast.AnnAssign | ast.Expr):
             names -= {n.target.id for n in ast.walk(node)
                       if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name)}
     return names
-
-
-def _bound_in(node: ast.AST) -> set[str]:
-    out: set[str] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.add(n.name)
-        elif isinstance(n, ast.alias):
-            out.add(n.asname or n.name.split(".")[0])
-    return out
 
 
 def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
@@ -253,7 +177,7 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
     top = _top_level_names(tree)
     kernels = jit_defs(tree, aliases)
     own = {k.name for k in kernels}
-    shadowed = _bound_anywhere(tree)  # builtins the file rebinds are its own objects
+    shadowed = bound_names(tree)  # builtins the file rebinds are its own objects
     from backends.triton_backend.kernel_rules import module_constants  # (it imports us)
 
     constants = module_constants(tree, aliases)
@@ -277,7 +201,7 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
         if args.kwarg:
             local.add(args.kwarg.arg)
         for stmt in kernel.body:
-            local |= _bound_in(stmt)
+            local |= bound_names(stmt)
         seen_chain: set[int] = set()
         for stmt in kernel.body:
             for node in ast.walk(stmt):
@@ -302,7 +226,3 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
                                        "locals, triton, builtins and names the file binds at top "
                                        "level (not inside an `if`, a loop, a `with`)", node.lineno)
     return None
-
-
-def _bound_anywhere(tree: ast.Module) -> set[str]:
-    return _bound_in(tree) | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}

@@ -239,6 +239,7 @@ class LaunchRecorder:
         # raises if the harness's code was replaced (set by the worker)
         self.verify_harness: Callable[..., None] = lambda when="": None
         self.depth = 0  # nested suspensions (an autotuner around a launch, ...)
+        self.interpreted = False  # Triton's CPU interpreter (set by install)
         self._installed = False
         # file -> first lines of the functions the static rules checked as kernels; None:
         # not checked (no candidate loaded through the worker)
@@ -320,7 +321,8 @@ class LaunchRecorder:
             cls.run = self._wrap_leaf(cls.run)  # type: ignore[method-assign]
         for cls in (autotuner.Autotuner, autotuner.Heuristics):
             cls.run = self._wrap_outer(cls.run)  # type: ignore[method-assign]
-        if os.environ.get("TRITON_INTERPRET") == "1":
+        self.interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+        if self.interpreted:
             # The interpreter has no driver to benchmark autotune configs with; a wall-clock
             # benchmarker lets honest autotuned candidates run (the choice is meaningless).
             autotuner.Autotuner.do_bench = property(lambda _self: _wall_clock_bench)
@@ -366,7 +368,7 @@ class LaunchRecorder:
         return internal
 
     @contextlib.contextmanager
-    def _watching_all(self) -> Iterator[None]:
+    def watching_all(self) -> Iterator[None]:
         """The policy fully active, also inside a tuner's run."""
         depth = self.depth
         for _ in range(depth):
@@ -428,10 +430,10 @@ class LaunchRecorder:
             if recorder.ghost:
                 return None
             checked_grid = _checked_grid(recorder.candidate_code(grid))  # with the policy on
-            if type(fn_self) is _interpreted_function():
-                recorder._suspend()  # a kernel ran (the policy's `launched`) ...
+            if recorder.interpreted:
+                recorder._suspend()  # a kernel ran (the policy's `launched`), ...
                 recorder._resume()
-                with recorder._watching_all():  # ... watched, but for Triton's own copies
+                with recorder.watching_all():  # ... watched but for Triton's own copies
                     return original(fn_self, *args, grid=checked_grid, warmup=warmup, **kwargs)
             recorder._suspend()
             try:
@@ -467,7 +469,7 @@ class LaunchRecorder:
             grid = kwargs.get("grid")
             if grid is not None:
                 kwargs["grid"] = _checked_grid(recorder.candidate_code(grid))
-            if os.environ.get("TRITON_INTERPRET") == "1":
+            if recorder.interpreted:
                 # the interpreter's tuner benchmarks by wall clock: no torch of its own
                 return original(fn_self, *args, **kwargs)
             recorder._suspend()
@@ -485,14 +487,10 @@ def _watching(recorder: LaunchRecorder | None, fn: Callable[..., Any]) -> Callab
     # no functools.wraps: it reads the candidate object's attributes (a `__doc__` property
     # ran there, unwatched: round 18)
     def watched(*args: Any, **kwargs: Any) -> Any:
-        depth = recorder.depth if recorder is not None else 0
-        for _ in range(depth):
-            recorder._resume()
-        try:
+        if recorder is None:
             return fn(*args, **kwargs)
-        finally:
-            for _ in range(depth):
-                recorder._suspend()
+        with recorder.watching_all():
+            return fn(*args, **kwargs)
 
     return watched
 

@@ -60,6 +60,10 @@ def bindings(tree: ast.AST) -> list[tuple[str, int]]:
     return out
 
 
+def bound_names(tree: ast.AST) -> set[str]:
+    return {name for name, _ in bindings(tree)}
+
+
 def check_names(tree: ast.Module) -> StaticIssue | None:
     for name, line in bindings(tree):
         if _is_dunder(name) and name not in ALLOWED_BOUND_DUNDERS:

@@ -18,18 +18,21 @@ import ast
 
 from backends.base import StaticIssue
 from backends.triton_backend.ast_paths import dotted, module_aliases, without_main_block
-from backends.triton_backend.jit_rules import (
-    AUTOGRAD_FUNCTION,
-    check_jit_rules,
-    ctx_fields,
-    is_instance_method,
-    trusted_selves,
-)
+from backends.triton_backend.jit_rules import check_jit_rules
 from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
 from backends.triton_backend.module_reach import (
     check_module_values,
     hidden_module_on,
     reachable_modules,
+)
+from backends.triton_backend.receiver_rules import (
+    AUTOGRAD_FUNCTION,
+    CONSTRUCTOR_PREFIXES,
+    check_unbound_method_calls,
+    ctx_fields,
+    own_init,
+    trusted_root,
+    trusted_selves,
 )
 from backends.triton_backend.scope_rules import bindings, check_names
 from evotui.eval import reasons
@@ -167,7 +170,7 @@ FORBIDDEN_KEYWORDS = {"module", "qualname", "eval_str",
                       "do_bench"}
 # bases a candidate's class may have, besides its own classes: torch.nn modules (not
 # Parameter or Buffer: tensors), plain containers and the typing/enum helpers
-ALLOWED_BASE_PREFIXES = ("torch.nn.", "typing.", "enum.", "collections.")
+ALLOWED_BASE_PREFIXES = CONSTRUCTOR_PREFIXES
 FORBIDDEN_BASES = ("torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.parameter.")
 ALLOWED_BASE_NAMES = {"object", "dict", "list", "tuple", "set", "frozenset", "Exception",
                       "ValueError", "RuntimeError", "TypeError", "KeyError", "IndexError",
@@ -217,7 +220,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     named_reads = _getattr_by_constant(tree, aliases)
     own_fields = ctx_fields(tree, aliases)
     trusted = trusted_selves(tree)
-    issue = _check_unbound_method_calls(tree, trusted)
+    issue = check_unbound_method_calls(tree, trusted)
     if issue:
         return issue
     for node in ast.walk(tree):
@@ -311,44 +314,6 @@ def _harmless_annotation(note: ast.expr) -> bool:
     return True
 
 
-def _trusted_root(target: ast.expr, trusted: frozenset[int] | None) -> bool:
-    """`self.x = v` (or `self.x[k] = v`) with `self` an instance of the file's own class."""
-    while isinstance(target, ast.Attribute | ast.Subscript):
-        target = target.value
-    return (isinstance(target, ast.Name) and target.id == "self"
-            and (trusted is None or id(target) in trusted))
-
-
-def _check_unbound_method_calls(tree: ast.Module, trusted: frozenset[int]) -> StaticIssue | None:
-    """`Own.method(obj, ...)` runs the method with `self` = obj (round 20: `Patch.put(
-    torch.Tensor, f)` set `torch.Tensor.new_empty`): an instance method read through its
-    class only as a call on `self` (`Base.__init__(self)`, `Base.forward(self, x)`)."""
-    methods: dict[str, set[str]] = {}
-    for cls in ast.walk(tree):
-        if isinstance(cls, ast.ClassDef):
-            methods[cls.name] = {fn.name for fn in cls.body if is_instance_method(fn)}
-    on_self = {id(c.func) for c in ast.walk(tree) if isinstance(c, ast.Call) and c.args
-               and isinstance(c.args[0], ast.Name) and id(c.args[0]) in trusted}
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.attr in methods.get(node.value.id, ()) and id(node) not in on_self):
-            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                               f"`{ast.unparse(node)}` read through its class: call methods on "
-                               "an instance (through the class only as `Base.method(self, ...)`)",
-                               node.lineno)
-    return None
-
-
-def _own_init(receiver: ast.expr, aliases: dict[str, str], own_classes: set[str]) -> bool:
-    """`super().__init__`, `nn.Module.__init__`, `OwnBase.__init__`: a constructor chain."""
-    if (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name)
-            and receiver.func.id == "super"):
-        return True
-    if isinstance(receiver, ast.Name) and receiver.id in own_classes:
-        return True
-    return (dotted(receiver, aliases) or "").startswith(ALLOWED_BASE_PREFIXES)
-
-
 def _enum_mixin(node: ast.ClassDef, aliases: dict[str, str]) -> bool:
     return any((dotted(b, aliases) if isinstance(b, ast.Attribute) else aliases.get(ast.unparse(b))
                 or "").startswith("enum.") for b in node.bases)
@@ -420,7 +385,7 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
         if node.id in FORBIDDEN_CALLS and isinstance(node.ctx, ast.Load):
             return StaticIssue(reasons.FORBIDDEN_CALL, f"reference to `{node.id}`", line)
     elif isinstance(node, ast.Attribute):
-        if node.attr == "__init__" and not _own_init(node.value, aliases, own_classes):
+        if node.attr == "__init__" and not own_init(node.value, aliases, own_classes):
             # `desc.__init__(...)` rebuilt an argument in place after the launch checked it
             # (round 19); a class's own constructor chain is `super().__init__`
             return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, "`.__init__` other than "
@@ -464,7 +429,7 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
                                    f"assigns into `{ast.unparse(target.value)}` (only into a "
                                    "variable or `self.<name>`: patching is not allowed)", line)
             if (isinstance(target, ast.Attribute) and root_name(target) is not None
-                    and not _trusted_root(target, trusted) and id(target) not in ctx_fields):
+                    and not trusted_root(target, trusted) and id(target) not in ctx_fields):
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"assigns to `{ast.unparse(target)}` (only `self.…` may be "
                                    "assigned: patching is not allowed)", line)
