@@ -13,6 +13,7 @@ import threading
 import time
 import traceback
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -521,28 +522,26 @@ class CandidateRunner:
             raise self._failure(e, req["candidate"], "on new input values: ") from None
 
 
-def _harness_failure(e: BaseException) -> CandidateFailure | None:
+def _causes(e: BaseException) -> Iterator[BaseException]:
+    """``e`` and what it was raised from (the Triton interpreter wraps what a kernel raised)."""
     seen: BaseException | None = e
     for _ in range(8):
         if seen is None:
-            return None
-        if type(seen) is CandidateFailure:
-            return seen
+            return
+        yield seen
         seen = seen.__cause__ or seen.__context__
-    return None
+
+
+def _harness_failure(e: BaseException) -> CandidateFailure | None:
+    """A check of ours that fired inside the candidate's call (a patched harness)."""
+    return next((c for c in _causes(e) if type(c) is CandidateFailure), None)
 
 
 def _named_reason(e: BaseException) -> str | None:
-    """The reason a harness check raised inside the candidate's call carries (the Triton
-    interpreter wraps it: look down the chain of causes)."""
-    seen: BaseException | None = e
-    for _ in range(8):
-        if seen is None:
-            return None
-        if type(seen).__module__.startswith("backends.") and hasattr(type(seen), "reason"):
-            return type(seen).reason
-        seen = seen.__cause__ or seen.__context__
-    return None
+    """The reason a harness check raised inside the candidate's call carries."""
+    return next((type(c).reason for c in _causes(e)
+                 if type(c).__module__.startswith("backends.") and hasattr(type(c), "reason")),
+                None)
 
 
 def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:
