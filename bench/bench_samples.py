@@ -48,8 +48,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--variants", type=int, default=4)
     ap.add_argument("--samples", default="", help="comma-separated subset")
-    ap.add_argument("--timing-sets", type=int, default=3,
-                    help="input sets the timed calls rotate over (the evaluator's default: 3)")
+    ap.add_argument("--timing-sets", type=int, default=12,
+                    help="input sets the timed calls rotate over (the evaluator's default: 12)")
     ap.add_argument("--device", default="cuda:0",
                     help="where to evaluate (default cuda:0: the spread is one GPU's; 'cuda' for all)")
     ap.add_argument("--fresh-pool", action="store_true",

@@ -10,7 +10,9 @@ Run in a process of its own (it patches the interpreter and torch.cuda.synchroni
     TRITON_INTERPRET=1 python -m tests.simulated_gpu ab TASK_DIR INCUMBENT CHALLENGER [--raw]
 
 Prints the verdict as one JSON line. ``--raw``: static rules off (as ``EvaluatorPool(...,
-static_checks=False)``).
+static_checks=False)``). ``--sets=N``: N timing seeds asked for (default 3);
+``--gpu-memory=BYTES``: the memory the worker and the judge see (``timing.gpu_memory_bytes``),
+which decides how many of those sets are timed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+from evotui.eval import timing
 from evotui.eval.candidate_runner import CandidateRunner
 from evotui.eval.judge import Judge
 from evotui.eval.timing import CudaTimer
@@ -56,14 +59,15 @@ class SimulatedTimer(CudaTimer):
         return True
 
 
-def _common(task: Any, scratch: Path, static_checks: bool, rng: random.Random) -> dict[str, Any]:
+def _common(task: Any, scratch: Path, static_checks: bool, rng: random.Random,
+            sets: int = 3) -> dict[str, Any]:
     def seed() -> int:
         return rng.randrange(1, 2**62)
 
     return {"task": str(task.path), "atol": task.meta.atol, "rtol": task.meta.rtol,
             "allow_torch": list(task.meta.allow_torch), "static_checks": static_checks,
             "scratch": str(scratch), "shapes": task.shapes("cpu"), "init_seed": seed(),
-            "timing_seed": seed(), "timing_seeds": [seed() for _ in range(3)],
+            "timing_seed": seed(), "timing_seeds": [seed() for _ in range(sets)],
             "recheck_seed": seed()}
 
 
@@ -71,14 +75,17 @@ def main(argv: list[str]) -> int:
     import torch
 
     raw = "--raw" in argv
-    args = [a for a in argv if a != "--raw"]
+    options = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+    args = [a for a in argv if not a.startswith("--")]
+    if "gpu-memory" in options:
+        timing.gpu_memory_bytes = lambda device: int(options["gpu-memory"])
     mode, task = args[0], resolve_task(Path(args[1]))
     rng = random.SystemRandom()
     runner = CandidateRunner("cpu")
     runner.timer = SimulatedTimer()
     judge = Judge("cpu")
     scratch = Path(tempfile.mkdtemp(prefix="evotui-sim-"))
-    req = _common(task, scratch, not raw, rng)
+    req = _common(task, scratch, not raw, rng, int(options.get("sets", 3)))
     if mode == "evaluate":
         cand = scratch / "candidate.py"
         shutil.copy(args[2], cand)
@@ -88,9 +95,11 @@ def main(argv: list[str]) -> int:
                    trials=[{"seed": rng.randrange(1, 2**62), "shape": s} for s in order],
                    verify_seed=rng.randrange(1, 2**62), ghost_seed=rng.randrange(1, 2**62),
                    ghost_shape=1 if len(shapes) > 1 else 0)
-        verdict = judge.judge(req, runner.evaluate(req))
+        report = runner.evaluate(req)
+        verdict = judge.judge(req, report)
+        timed_sets = len((report.get("timing") or {}).get("inputs_after") or [])
         print(json.dumps({"accepted": verdict["accepted"], "reason": verdict["reason"],
-                          "message": verdict["message"]}))
+                          "message": verdict["message"], "timed_sets": timed_sets}))
     else:
         torch.cuda.synchronize = lambda *a, **k: None  # compare ends with one
         paths = []

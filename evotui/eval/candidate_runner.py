@@ -25,6 +25,7 @@ from evotui.eval.op_policy import OpPolicy
 from evotui.eval.perturb import write_quietly
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import TimedCalls, ValueRounds, as_outputs
+from evotui.eval.timing import set_bytes, timed_seeds
 from evotui.task import TaskChanged, load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
@@ -93,6 +94,16 @@ class CandidateRunner:
     def _to_device(self, values: list[Any]) -> list[Any]:
         torch = self.torch
         return [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values]
+
+    def _timing_inputs(self, req: dict[str, Any], task: types.ModuleType,
+                       shape: dict[str, Any]) -> tuple[list[int], list[list[Any]]]:
+        """The timed input sets and their seeds: of the seeds asked for, as many as fit
+        (``timing_set_count``; the judge expects exactly those)."""
+        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
+        first = self._to_device(make_inputs(task, shape, seeds[0], self.device))
+        seeds = timed_seeds(seeds, lambda: set_bytes(first), self.device)
+        rest = [self._to_device(make_inputs(task, shape, s, self.device)) for s in seeds[1:]]
+        return seeds, [first, *rest]
 
     def _call(self, model: Any, inputs: list[Any], policy: OpPolicy | None) -> tuple[list[Any], int]:
         torch = self.torch
@@ -188,8 +199,7 @@ class CandidateRunner:
         shape = req["shapes"][0]
         # as in an evaluation's timing: each model's calls rotate over input sets, whose
         # values all change before every call (evotui.eval.perturb)
-        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
-        sets = [self._to_device(make_inputs(task, shape, s, self.device)) for s in seeds]
+        seeds, sets = self._timing_inputs(req, task, shape)
         inputs = sets[0]
         scratch = Path(req["scratch"])
         try:
@@ -421,9 +431,8 @@ class CandidateRunner:
         torch = self.torch
         # Timed calls rotate over separately allocated input sets: placement effects average
         # out within a run (steadier across runs) and no call sees the previous call's tensors.
-        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
+        seeds, sets = self._timing_inputs(req, task, shapes[0])
         model = model_for(0)
-        sets = [self._to_device(make_inputs(task, shapes[0], s, self.device)) for s in seeds]
         calls = TimedCalls(model, sets, seeds, judge_every_call=self.timer is None,
                            audit_seed=req["timing_seed"],
                            dump=lambda values, prefix: self._dump(values, scratch, prefix),

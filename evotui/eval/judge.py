@@ -17,7 +17,7 @@ from evotui.eval import reasons
 from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import values_seed
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
-from evotui.eval.timing import FreshCheck, peak_bytes_per_s
+from evotui.eval.timing import FreshCheck, peak_bytes_per_s, set_bytes, timed_seeds
 from evotui.task import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
 
 
@@ -43,6 +43,7 @@ class Judge:
         self.models: dict[tuple[str, str, int], Any] = {}
         self.baseline_cache: dict[str, dict[str, Any]] = {}
         self.copy_ms: dict[int, float] = {}  # bytes moved -> a plain copy's time
+        self.input_set_bytes: dict[tuple[str, str], int] = {}  # (task, shape) -> one input set's bytes
         self.facts: dict[str, Any] | None = None
 
     # -- task and reference ----------------------------------------------------------------
@@ -78,6 +79,21 @@ class Judge:
             out = self.models[mkey](*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
         outs = list(out) if isinstance(out, tuple | list) else [out]
         return inputs, outs
+
+    def _timed_seeds(self, req: dict[str, Any]) -> list[int]:
+        """The input sets the worker had to time: as many of those asked for as fit on this
+        GPU (``timing.timed_seeds``, which the worker applies too)."""
+        key, task = self._task(req["task"], req.get("task_sha256"))
+        shape = req["shapes"][0]
+        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
+
+        def first_set_bytes() -> int:
+            if (key, repr(shape)) not in self.input_set_bytes:
+                inputs = make_inputs(task, shape, seeds[0], self.device)
+                self.input_set_bytes[(key, repr(shape))] = set_bytes(inputs)
+            return self.input_set_bytes[(key, repr(shape))]
+
+        return timed_seeds(seeds, first_set_bytes, self.device)
 
     # -- comparisons -----------------------------------------------------------------------
     def _tolerance(self, req: dict[str, Any], dtype: str) -> tuple[float, float]:
@@ -197,7 +213,7 @@ class Judge:
         if report["policy"]:
             ops = ", ".join(f"{op} ×{n}" for op, n in sorted(report["policy"].items()))
             raise Reject(reasons.TORCH_FALLBACK, f"forward computes with torch: {ops}")
-        _check_report_answers_request(req, report)
+        _check_report_answers_request(req, report, self._timed_seeds(req))
         details: dict[str, Any] = {"max_abs_err": 0.0, "max_rel_err": 0.0}
         for i, trial in enumerate(report["trials"]):
             if trial["launches"] == 0:
@@ -414,7 +430,8 @@ class Judge:
         return result
 
 
-def _check_report_answers_request(req: dict[str, Any], report: dict[str, Any]) -> None:
+def _check_report_answers_request(req: dict[str, Any], report: dict[str, Any],
+                                  timing_seeds: list[int]) -> None:
     """The worker must have run exactly what was asked, with the seeds it was given: a report
     that a tampered worker made up (no trials, other seeds) is rejected. (A report without
     timing is rejected in ``_judge`` once the trials pass: a trial that damaged its guard
@@ -425,7 +442,6 @@ def _check_report_answers_request(req: dict[str, Any], report: dict[str, Any]) -
         raise Reject(reasons.TAMPERED, f"the report holds {len(got)} trials, not the {len(asked)} asked for")
     timing = report.get("timing")
     if timing is not None:
-        timing_seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
         sets = [e.get("seed") for e in timing.get("inputs_after") or []]
         seeds = ((timing.get("recheck") or {}).get("seed"), (timing.get("verify") or {}).get("seed"))
         if (sets != timing_seeds or timing.get("seed") not in timing_seeds

@@ -65,12 +65,13 @@ class EvaluatorPool:
     """Evaluate candidates on every lane in parallel; one candidate per lane at a time."""
 
     def __init__(self, device: str = "auto", lanes: int | None = None,
-                 static_checks: bool = True, timing_sets: int = 3) -> None:
+                 static_checks: bool = True, timing_sets: int = 12) -> None:
         # static_checks=False exists for the harness's own tests: it lets a deliberately
         # hostile candidate reach the worker, to prove the runtime defences hold on their own.
         self.static_checks = static_checks
-        # timed calls rotate over this many separately allocated input sets (placement
-        # effects average out); more sets cost memory and a little time per candidate
+        # timed calls rotate over up to this many separately allocated input sets (placement
+        # effects average out); a GPU worker times as many as fit in a share of its memory
+        # (timing.timing_set_count); more sets cost memory and a little time per candidate
         self.timing_sets = max(1, timing_sets)
         self.devices = detect_devices(device)
         if lanes is not None and self.devices == ["cpu"]:
