@@ -116,7 +116,7 @@ def main() -> int:
             rows.append(row)
             print(json.dumps(row), flush=True)
         data = {"device": facts, "samples": rows,
-                "throughput_per_min_per_gpu": 60 * throughput_n / throughput_s if throughput_s else None}
+                "throughput_per_min_per_gpu": 60 * throughput_n / throughput_s if throughput_n else None}
     lines = [
         f"Device: {facts.get('name')} — measured copy {facts.get('copy_bytes_per_s', 0) / 1e12:.3f} TB/s, "
         f"bf16 matmul {facts.get('matmul_flops_per_s', 0) / 1e12:.0f} TFLOP/s",
@@ -132,8 +132,9 @@ def main() -> int:
             f"| {fmt(r['roofline_pct'], '.1f', ' %')} | {fmt(r['copy_pct'], '.1f', ' %')} "
             f"| {fmt(r['within_run_spread_pct'], '.2f', ' %')} "
             f"| {fmt(r['across_runs_spread_pct'], '.2f', ' %')} ({r['runs']} runs) | {r['method']} |")
-    lines += ["", f"Evaluation throughput: {fmt(data['throughput_per_min_per_gpu'], '.1f')} candidates/min/GPU "
-              f"(param variants, each a fresh Triton compile)"]
+    per_min = data["throughput_per_min_per_gpu"]
+    lines += ["", "Evaluation throughput: not measured (--variants 0)" if per_min is None else
+              f"Evaluation throughput: {per_min:.1f} candidates/min/GPU (param variants, each a fresh Triton compile)"]
     table = "\n".join(lines)
     print(table)
     if args.out:
