@@ -92,6 +92,11 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_r20_own_init_self.py", {"forbidden_construct"}),
     ("cheat_r20_method_self.py", {"forbidden_construct"}),
     ("cheat_r20_desc_base_property.py", {"forbidden_construct"}),
+    # round 21: a jit function's name bound again to plain Python, which the kernel called
+    ("cheat_r21_jit_name_redef.py", {"forbidden_construct"}),
+    ("cheat_r21_jit_name_redef_plain.py", {"forbidden_construct"}),
+    ("cheat_r21_jit_name_for.py", {"forbidden_construct"}),
+    ("cheat_r21_jit_name_class.py", {"forbidden_construct"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)

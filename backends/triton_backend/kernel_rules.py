@@ -13,6 +13,7 @@ from collections import Counter
 
 from backends.base import StaticIssue
 from backends.triton_backend.jit_rules import jit_defs
+from backends.triton_backend.scope_rules import bindings
 from evotui.eval import reasons
 
 # what a `@triton.jit` body may call by bare name besides the file's own jit functions: on
@@ -35,6 +36,9 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
     # decorator, so no other function becomes one, is jit_rules' to check)
     kernels = jit_defs(tree, aliases)
     own, constants, others = _module_names(tree, aliases, kernels)
+    issue = _check_jit_names_bound_once(tree, own)
+    if issue:
+        return issue
     # a name bound to a constant and then to an object (`C = 1.0; C = Evil()`) is an object
     rebound = frozenset(_bindings(tree))
     for kernel in kernels:
@@ -53,6 +57,25 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
                          or _check_kernel_value(node, kernel.name, roots, aliases))
                 if issue:
                     return issue
+    return None
+
+
+def _check_jit_names_bound_once(tree: ast.Module, own: set[str]) -> StaticIssue | None:
+    """Round 21: a kernel calls whatever its module holds under a name when it runs. A jit
+    function's name bound again (a second `def`, a class, a loop variable) handed kernels
+    plain Python, which computed the softmax in numpy on the loaded block's array under the
+    CPU interpreter. Each name a kernel may call is bound once in the whole file."""
+    lines: dict[str, list[int]] = {}
+    for name, line in bindings(tree):
+        if name in own:
+            lines.setdefault(name, []).append(line)
+    for name in sorted(own):
+        if len(lines.get(name, [])) > 1:
+            at = ", ".join(str(n) for n in sorted(lines[name]))
+            return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                               f"`{name}` names a @triton.jit function and is bound again "
+                               f"(lines {at}): a kernel would call whatever it holds last; "
+                               "give each function its own name", sorted(lines[name])[1])
     return None
 
 
