@@ -30,7 +30,8 @@ def evaluate(pool, task, name: str, **kw):
                                   "honest_math_constexpr_online.py",
                                   "honest_strided_exp2.py",
                                   # output: a view of a persistent buffer with a constant after it
-                                  "honest_softmax_persistent_buf_const.py"])
+                                  "honest_softmax_persistent_buf_const.py",
+                                  "honest_mask_and_scalar_row.py"])
 def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     result = evaluate(cpu_pool, softmax_task, name)
     assert result.accepted, (result.reason, result.message)

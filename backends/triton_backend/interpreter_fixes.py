@@ -7,7 +7,10 @@
 - a kernel's source is taken from the last line starting with ``def `` (a string in the
   kernel's body could hold another, unchecked, kernel): now from the def statement itself;
 - a pointer is a host address: loads and stores are bounded to the launch's tensors
-  (``interpreter_bounds``).
+  (``interpreter_bounds``);
+- a block mask ``&`` a scalar comparison (``(cols < n) & (row < n_rows)``) comes out as an
+  int32 block, which the interpreter's loads and stores refuse ("mask has unsupported
+  dtype"); on a GPU it is a boolean mask. Integer masks are read as ``!= 0``.
 
 Without them honest bf16 candidates fail on the CPU. Applied by the worker when it runs
 under the interpreter; a no-op where the interpreter lacks the patched hooks.
@@ -83,4 +86,37 @@ def apply_interpreter_fixes() -> list[str]:
 
     if apply_bounds():
         patched.append("kernels touch only their launch's tensors")
+    if builder is not None and _read_int_masks_as_bool(builder, interp):
+        patched.append("integer masks are read as != 0")
     return patched
+
+
+def _read_int_masks_as_bool(builder: type, interp: object) -> bool:
+    """Wrap the builder's masked memory operations (outside the bounds check, which indexes
+    by the mask) so that an integer mask reaches them as a boolean one."""
+    import numpy as np
+    import triton.language as tl
+
+    if getattr(builder.create_masked_load, "evotui_bool_mask", False):
+        return True
+    load, store = builder.create_masked_load, builder.create_masked_store
+    rmw = builder.create_atomic_rmw
+
+    def as_bool(mask):
+        if mask is not None and np.issubdtype(np.asarray(mask.data).dtype, np.integer):
+            return interp.TensorHandle(np.asarray(mask.data) != 0, tl.int1)
+        return mask
+
+    def masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
+        return load(self, ptrs, as_bool(mask), other, cache_policy, is_volatile)
+
+    def masked_store(self, ptrs, value, mask, cache_policy):
+        return store(self, ptrs, value, as_bool(mask), cache_policy)
+
+    def atomic_rmw(self, rmw_op, ptr, val, mask, sem, scope):
+        return rmw(self, rmw_op, ptr, val, as_bool(mask), sem, scope)
+
+    masked_load.evotui_bool_mask = True
+    builder.create_masked_load, builder.create_masked_store = masked_load, masked_store
+    builder.create_atomic_rmw = atomic_rmw
+    return True
