@@ -10,7 +10,8 @@
   (``interpreter_bounds``);
 - a block mask ``&`` a scalar comparison (``(cols < n) & (row < n_rows)``) comes out as an
   int32 block, which the interpreter's loads and stores refuse ("mask has unsupported
-  dtype"); on a GPU it is a boolean mask. Integer masks are read as ``!= 0``.
+  dtype"); on a GPU it is a boolean mask. Integer masks are read as ``!= 0``;
+- libdevice's functions are stubs that return None (``interpreter_libdevice``).
 
 Without them honest bf16 candidates fail on the CPU. Applied by the worker when it runs
 under the interpreter; a no-op where the interpreter lacks the patched hooks.
@@ -88,6 +89,9 @@ def apply_interpreter_fixes() -> list[str]:
         patched.append("kernels touch only their launch's tensors")
     if builder is not None and _read_int_masks_as_bool(builder, interp):
         patched.append("integer masks are read as != 0")
+    from backends.triton_backend.interpreter_libdevice import apply_libdevice
+
+    patched += [f"{name} computes in numpy" for name in apply_libdevice()]
     return patched
 
 
