@@ -8,9 +8,9 @@
   kernel's body could hold another, unchecked, kernel): now from the def statement itself;
 - a pointer is a host address: loads and stores are bounded to the launch's tensors
   (``interpreter_bounds``);
-- a block mask ``&`` a scalar comparison (``(cols < n) & (row < n_rows)``) comes out as an
-  int32 block, which the interpreter's loads and stores refuse ("mask has unsupported
-  dtype"); on a GPU it is a boolean mask. Integer masks are read as ``!= 0``;
+- comparisons are typed as their operands, so a block mask ``&`` a scalar comparison
+  (``(cols < n) & (row < n_rows)``) came out as int32, which loads and stores refuse ("mask
+  has unsupported dtype"); on a GPU it is a boolean mask. Comparisons now give int1;
 - libdevice's functions are stubs that return None (``interpreter_libdevice``).
 
 Without them honest bf16 candidates fail on the CPU. Applied by the worker when it runs
@@ -87,40 +87,32 @@ def apply_interpreter_fixes() -> list[str]:
 
     if apply_bounds():
         patched.append("kernels touch only their launch's tensors")
-    if builder is not None and _read_int_masks_as_bool(builder, interp):
-        patched.append("integer masks are read as != 0")
+    if builder is not None and _comparisons_give_int1(builder, interp):
+        patched.append("comparisons give int1")
     from backends.triton_backend.interpreter_libdevice import apply_libdevice
 
     patched += [f"{name} computes in numpy" for name in apply_libdevice()]
     return patched
 
 
-def _read_int_masks_as_bool(builder: type, interp: object) -> bool:
-    """Wrap the builder's masked memory operations (outside the bounds check, which indexes
-    by the mask) so that an integer mask reaches them as a boolean one."""
+def _comparisons_give_int1(builder: type, interp: object) -> bool:
+    """The interpreter's comparisons keep their operands' type on a boolean array
+    (``binary_op`` types a result as its left operand): ``cols < n`` is an "int32" handle
+    holding bools, ``(cols < n) & (row < n_rows)`` then comes out as int32 data, and loads
+    and stores refuse it as a mask ("mask has unsupported dtype"). A comparison is int1."""
     import numpy as np
     import triton.language as tl
 
-    if getattr(builder.create_masked_load, "evotui_bool_mask", False):
-        return True
-    load, store = builder.create_masked_load, builder.create_masked_store
-    rmw = builder.create_atomic_rmw
+    names = [n for n in dir(builder) if n.startswith(("create_icmp", "create_fcmp"))]
+    for name in names:
+        compare = getattr(builder, name)
+        if getattr(compare, "evotui_int1", False):
+            continue
 
-    def as_bool(mask):
-        if mask is not None and np.issubdtype(np.asarray(mask.data).dtype, np.integer):
-            return interp.TensorHandle(np.asarray(mask.data) != 0, tl.int1)
-        return mask
+        def as_int1(self, lhs, rhs, compare=compare):
+            out = compare(self, lhs, rhs)
+            return interp.TensorHandle(np.asarray(out.data, dtype=np.bool_), tl.int1)
 
-    def masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
-        return load(self, ptrs, as_bool(mask), other, cache_policy, is_volatile)
-
-    def masked_store(self, ptrs, value, mask, cache_policy):
-        return store(self, ptrs, value, as_bool(mask), cache_policy)
-
-    def atomic_rmw(self, rmw_op, ptr, val, mask, sem, scope):
-        return rmw(self, rmw_op, ptr, val, as_bool(mask), sem, scope)
-
-    masked_load.evotui_bool_mask = True
-    builder.create_masked_load, builder.create_masked_store = masked_load, masked_store
-    builder.create_atomic_rmw = atomic_rmw
-    return True
+        as_int1.evotui_int1 = True
+        setattr(builder, name, as_int1)
+    return bool(names)
