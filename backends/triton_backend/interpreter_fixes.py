@@ -1,4 +1,5 @@
-"""Fixes for bf16 bugs in Triton's CPU interpreter (seen in triton 3.9), and two holes.
+"""Fixes for Triton's CPU interpreter (seen in triton 3.9): bf16, comparisons, libdevice,
+and two holes.
 
 - fp32 -> bf16 casts truncate instead of rounding to nearest even as the GPU does;
 - bf16 ``tl.dot`` multiplies the raw 16-bit patterns as integers;

@@ -153,14 +153,16 @@ def extra_samples(times: list[float], labels: list[int], per_sample_ms: float, *
 # 0.64-0.72 % between runs in new processes, with 12 sets 0.12 % (add_gelu 0.72 -> 0.37 %;
 # H200, session 8). 12 of cross-entropy's ~0.5 GB sets are 6 GB, 4 % of an H200.
 TIMING_SETS_MEMORY_SHARE = 0.08
+MIN_TIMING_SETS = 3  # what every GPU times, whatever the memory (the default until session 8)
 
 
 def timing_set_count(asked: int, set_bytes: int, device_bytes: int) -> int:
     """How many of the ``asked`` input sets a GPU evaluation times: as many as fit in
-    ``TIMING_SETS_MEMORY_SHARE`` of the device, and at least 3 (or ``asked``, if fewer).
+    ``TIMING_SETS_MEMORY_SHARE`` of the device, and at least ``MIN_TIMING_SETS`` (or
+    ``asked``, if fewer).
     The worker and the judge both apply it: the judge expects exactly that many."""
     fit = int(TIMING_SETS_MEMORY_SHARE * device_bytes) // max(set_bytes, 1)
-    return max(min(asked, 3), min(asked, fit))
+    return max(min(asked, MIN_TIMING_SETS), min(asked, fit))
 
 
 def set_bytes(values: list[Any]) -> int:
@@ -180,7 +182,7 @@ def timed_seeds(seeds: list[int], first_set_bytes: Callable[[], int], device: An
     """The seeds of the input sets to time on ``device``: of ``seeds``, as many as fit
     (``timing_set_count``). ``first_set_bytes`` is asked only when the count could shrink."""
     memory = gpu_memory_bytes(device)
-    if memory is None or len(seeds) <= 3:
+    if memory is None or len(seeds) <= MIN_TIMING_SETS:
         return seeds
     return seeds[:timing_set_count(len(seeds), first_set_bytes(), memory)]
 
