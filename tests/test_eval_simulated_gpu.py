@@ -43,7 +43,9 @@ def test_half_the_work_in_the_prepared_calls_is_caught(mode):
     else:
         verdict = simulate("ab", SOFTMAX, SOFTMAX / "seed.py", PREPARED_CHEAT, "--raw")
         assert not verdict["ok"] and verdict["index"] == 1, verdict
-    assert verdict["reason"] in {"stale_output", "unwritten_output"}, verdict
+    # the rows it skipped hold what the buffer held: the harness's poison (NaN or its byte
+    # pattern) or an earlier call's values; every one is a catch of the audited call
+    assert verdict["reason"] in {"stale_output", "unwritten_output", "nan_inf"}, verdict
     assert "picked at random" in verdict["message"], verdict
 
 
