@@ -6,7 +6,6 @@ counts); it decides nothing. The judge process compares.
 from __future__ import annotations
 
 import gc
-import os
 import random
 import sys
 import threading
@@ -50,7 +49,8 @@ def short_traceback(exc: BaseException, filename: str) -> str:
 class CandidateRunner:
     """State kept across requests in one worker: the launch hooks and the device timer."""
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str,
+                 tasks: dict[str, types.ModuleType] | None = None) -> None:
         import torch
 
         self.torch = torch
@@ -78,17 +78,23 @@ class CandidateRunner:
 
             torch.cuda.set_device(self.device)
             self.timer = CudaTimer(self.device)
-        self.tasks: dict[str, types.ModuleType] = {}
-        self.shared: list[Any] = []  # CUDA copies the judge reads through IPC handles
+        # loaded before the sandbox closed: a confined candidate cannot read the task file
+        self.tasks: dict[str, types.ModuleType] = dict(tasks or {})
 
     # -- helpers ---------------------------------------------------------------------------
+    @staticmethod
+    def load_tasks(req: dict[str, Any]) -> dict[str, types.ModuleType]:
+        """The request's task module, keyed as ``_task`` looks it up (before confinement)."""
+        path, sha256 = req["task"], req.get("task_sha256")
+        try:
+            return {f"{path}:{sha256}": load_module(Path(path), "evotui_task", sha256)}
+        except TaskChanged as e:
+            raise CandidateFailure(reasons.TAMPERED, str(e)) from None
+
     def _task(self, path: str, sha256: str | None) -> types.ModuleType:
-        key = f"{path}:{os.stat(path).st_mtime_ns}:{sha256}"
+        key = f"{path}:{sha256}"
         if key not in self.tasks:
-            try:
-                self.tasks[key] = load_module(Path(path), "evotui_task", sha256)
-            except TaskChanged as e:
-                raise CandidateFailure(reasons.TAMPERED, str(e)) from None
+            self.tasks.update(self.load_tasks({"task": path, "task_sha256": sha256}))
         return self.tasks[key]
 
     def _to_device(self, values: list[Any]) -> list[Any]:
@@ -298,7 +304,7 @@ class CandidateRunner:
                 raise CandidateFailure(reasons.NOT_A_TENSOR,
                                        f"value {i} is a {v.layout} tensor on {v.device.type}: "
                                        "it cannot be read back as a dense tensor")
-        return [dump_tensor(v, scratch / f"{prefix}_{i}.bin", self.shared) for i, v in enumerate(values)]
+        return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
 
     # -- the request -----------------------------------------------------------------------
     def evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -309,7 +315,6 @@ class CandidateRunner:
                     "restart": f.restart or not self._cuda_healthy()}
 
     def _release_previous(self) -> None:
-        self.shared.clear()  # the judge has copied the previous request's tensors
         if self.device.type == "cuda":
             # what the previous candidate left cached (a cache of outputs per call grows with
             # the samples) goes back to the device: other workers, the judge and the

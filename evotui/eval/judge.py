@@ -168,7 +168,7 @@ class Judge:
             if not isinstance(ref, torch.Tensor):
                 continue
             meta = TensorMeta.from_dict(raw)
-            if (meta.file is None and meta.ipc is None) or tuple(meta.shape) != tuple(ref.shape) \
+            if meta.file is None or tuple(meta.shape) != tuple(ref.shape) \
                     or meta.dtype != str(ref.dtype):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} changed shape or type")
             got = load_tensor(meta, str(self.device))

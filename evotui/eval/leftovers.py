@@ -83,11 +83,13 @@ def replaced(before: dict[str, int], now: dict[str, int]) -> list[str]:
 
 
 def child_processes() -> list[int]:
-    """Processes the candidate left behind: the worker's children, and anything else in the
-    worker's session (a backgrounded grandchild is re-parented to init but keeps it)."""
+    """Processes the candidate left behind: this process's children (in a sandbox, the
+    first process of its PID namespace, which inherits every orphan in it), and anything
+    else in its session. Through /proc/self: a PID namespace's own numbers are not those of
+    the /proc it sees."""
     pid = os.getpid()
     found: set[int] = set()
-    task_dir = Path(f"/proc/{pid}/task")
+    task_dir = Path("/proc/self/task")
     if not task_dir.is_dir():
         return []
     for tid in task_dir.iterdir():

@@ -20,10 +20,12 @@ from typing import Any
 
 from evotui.eval import protocol, reasons
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
+from evotui.eval.sandbox import Isolation
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
 from evotui.task import TaskRef
 
 OUTPUT_LIMIT_BYTES = 1 * 1024 * 1024
+WAIT_MARGIN_S = 30.0  # the worker kills a candidate at its timeout; the pool waits this longer
 JUDGE_TIMEOUT_S = 900.0  # the first judgement also times eager and torch.compile
 
 
@@ -34,6 +36,31 @@ class Lane:
     candidate: WorkerProcess
     judge: WorkerProcess
     scratch: Path
+
+
+def sandbox_disabled_by_env() -> bool:
+    return os.environ.get("EVOTUI_NO_SANDBOX", "") not in ("", "0")
+
+
+def _empty(folder: Path) -> None:
+    """Remove what the last candidate left in its scratch folder (files and folders)."""
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _protected_paths(task: TaskRef) -> list[str]:
+    """Never readable from the sandbox, nor any folder that holds them."""
+    from evotui.config import home
+
+    paths = [str(task.path), str(Path.home())]
+    try:
+        paths.append(str(home()))
+    except OSError:
+        pass
+    return paths
 
 
 def physical_gpu(ordinal: str) -> str:
@@ -65,10 +92,14 @@ class EvaluatorPool:
     """Evaluate candidates on every lane in parallel; one candidate per lane at a time."""
 
     def __init__(self, device: str = "auto", lanes: int | None = None,
-                 static_checks: bool = True, timing_sets: int = 12) -> None:
+                 static_checks: bool = True, timing_sets: int = 12,
+                 sandbox: bool | None = None) -> None:
         # static_checks=False exists for the harness's own tests: it lets a deliberately
         # hostile candidate reach the worker, to prove the runtime defences hold on their own.
         self.static_checks = static_checks
+        # every candidate in its own confined process (evotui.eval.sandbox); off only when
+        # asked for (--no-sandbox, EVOTUI_NO_SANDBOX=1)
+        self.sandbox = sandbox if sandbox is not None else not sandbox_disabled_by_env()
         # timed calls rotate over up to this many separately allocated input sets (placement
         # effects average out); a GPU worker times as many as fit in a share of its memory
         # (timing.timing_set_count); more sets cost memory and a little time per candidate
@@ -108,6 +139,18 @@ class EvaluatorPool:
             for w in (lane.candidate, lane.judge):
                 if not w.alive:
                     w.start()
+
+    def isolation(self) -> Isolation | None:
+        """What the sandbox holds on this pool's machine, as its first candidate worker found
+        it (starting that worker); None when the worker cannot start."""
+        worker = self.lanes[0].candidate
+        try:
+            if not worker.alive:
+                worker.start()
+        except (WorkerDied, WorkerTimeout):
+            return None
+        found = worker.hello.get("isolation")
+        return Isolation.from_dict(found) if isinstance(found, dict) else None
 
     def close(self) -> None:
         if self._closed:
@@ -150,8 +193,7 @@ class EvaluatorPool:
         try:
             return self._compare_on(lane, task, incumbent, challenger, timeout_s)
         finally:
-            for f in lane.scratch.iterdir():
-                f.unlink(missing_ok=True)
+            _empty(lane.scratch)
             self._free.put(lane)
 
     def _compare_on(self, lane: Lane, task: TaskRef, incumbent: str, challenger: str,
@@ -173,7 +215,8 @@ class EvaluatorPool:
                "timing_seeds": [self._rng.randrange(1, 2**62) for _ in range(self.timing_sets)],
                "recheck_seed": self._rng.randrange(1, 2**62)}
         try:
-            report = lane.candidate.request({"op": "compare", "request": req}, timeout_s)
+            report = lane.candidate.request({"op": "compare", "request": req,
+                                             "timeout_s": timeout_s}, timeout_s + WAIT_MARGIN_S)
         except WorkerTimeout:
             return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
         except WorkerDied as e:
@@ -216,8 +259,7 @@ class EvaluatorPool:
             return sanitizer.run(str(task.path), str(path), gpu=physical_gpu(lane.label.split(":")[1]),
                                  timeout_s=timeout_s)
         finally:
-            for f in lane.scratch.iterdir():
-                f.unlink(missing_ok=True)
+            _empty(lane.scratch)
             self._free.put(lane)
 
     async def asanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
@@ -238,8 +280,7 @@ class EvaluatorPool:
         try:
             return self._evaluate_on(lane, request, t0, backend.name)
         finally:
-            for f in lane.scratch.iterdir():
-                f.unlink(missing_ok=True)
+            _empty(lane.scratch)
             self._free.put(lane)
 
     def _precheck(self, backend: Any, source: str) -> Any:
@@ -295,6 +336,7 @@ class EvaluatorPool:
     def _task_fields(self, task: TaskRef) -> dict[str, Any]:
         """What every request about a task carries, for an evaluation or an A/B alike."""
         return {"task": str(task.path), "task_sha256": task.sha256,
+                "sandbox": self.sandbox, "protected": _protected_paths(task),
                 "atol": task.meta.atol, "rtol": task.meta.rtol,
                 "allow_torch": list(task.meta.allow_torch),
                 "static_checks": self.static_checks}  # off: the worker skips the PTX rules too
@@ -312,7 +354,9 @@ class EvaluatorPool:
         worker = lane.candidate
         started = time.monotonic()
         try:
-            report = worker.request({"op": "evaluate", "request": req}, request.timeout_s)
+            report = worker.request({"op": "evaluate", "request": req,
+                                     "timeout_s": request.timeout_s},
+                                    request.timeout_s + WAIT_MARGIN_S)
         except WorkerTimeout:
             report = {"ok": False, "reason": reasons.TIMEOUT,
                       "message": f"no result within {request.timeout_s:.0f} s; worker restarted"}

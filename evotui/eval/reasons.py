@@ -47,6 +47,7 @@ SANITIZER_ERROR = "sanitizer_error"  # compute-sanitizer found a memory error (n
 
 # The harness itself
 HARNESS_ERROR = "harness_error"
+SANDBOX_UNAVAILABLE = "sandbox_unavailable"  # this kernel cannot confine candidates
 
 DESCRIPTIONS: dict[str, str] = {
     ACCEPTED: "correct on fresh inputs and every check passed",
@@ -86,4 +87,5 @@ DESCRIPTIONS: dict[str, str] = {
     OUT_OF_BOUNDS: "wrote outside its buffers",
     SANITIZER_ERROR: "compute-sanitizer found a memory error",
     HARNESS_ERROR: "the evaluation harness failed (not the candidate's fault)",
+    SANDBOX_UNAVAILABLE: "the operating system cannot confine candidates here (see `evotui doctor`)",
 }

@@ -1,7 +1,9 @@
 """Entry point of a worker process: ``python -m evotui.eval.worker --role R --fd N --device D``.
 
 The worker talks to the pool over the inherited socket ``N`` (never over stdout, which the
-pool drains and caps). Role ``candidate`` runs candidates; role ``judge`` never does.
+pool drains and caps). Role ``judge`` never runs candidate code. Role ``candidate`` never runs
+it either: it imports torch and Triton once, then forks a fresh, confined process for every
+candidate (``evotui.eval.sandbox``), so nothing one candidate does reaches the next.
 """
 
 from __future__ import annotations
@@ -12,6 +14,76 @@ import sys
 import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
+
+
+def _warm_imports() -> None:
+    """What every candidate's process would import, imported once before the forks."""
+    import torch
+    import torch._dynamo  # noqa: F401 - it rebinds torch.manual_seed when first imported
+    import triton  # noqa: F401
+    import triton.language  # noqa: F401
+
+    import backends.triton_backend  # noqa: F401
+    import evotui.eval.candidate_runner  # noqa: F401
+
+    del torch
+
+
+class CandidateHost:
+    """Answers the candidate ops, each in its own sandboxed process."""
+
+    def __init__(self, device: str) -> None:
+        from evotui.eval.sandbox import probe
+
+        self.device = device
+        _warm_imports()
+        self.isolation = probe(gpu=os.environ.get("CUDA_VISIBLE_DEVICES") or None
+                               if device != "cpu" else None)
+
+    def run(self, op: str, req: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        from evotui.eval import reasons
+        from evotui.eval.candidate_runner import CandidateFailure, CandidateRunner
+        from evotui.eval.sandbox import confinement_for, run_isolated
+
+        if req.get("sandbox", True) and not self.isolation.complete:
+            return {"ok": False, "reason": reasons.SANDBOX_UNAVAILABLE,
+                    "message": f"candidates cannot be confined here: {self.isolation.missing()} "
+                               "(`evotui doctor` explains; --no-sandbox evaluates without it)"}
+        confinement = confinement_for(req, self.device, timeout_s) if req.get("sandbox", True) \
+            else None
+
+        def prepare() -> Any:
+            return CandidateRunner.load_tasks(req)
+
+        def body(tasks: Any) -> dict[str, Any]:
+            try:
+                runner = CandidateRunner(self.device, tasks)
+            except CandidateFailure as f:
+                return {"ok": False, "reason": f.reason, "message": f.message}
+            return runner.evaluate(req) if op == "evaluate" else runner.compare(req)
+
+        outcome = run_isolated(prepare, body, confinement, timeout_s)
+        if outcome.timed_out:
+            return {"ok": False, "reason": reasons.TIMEOUT,
+                    "message": f"no result within {timeout_s:.0f} s; its processes were killed"}
+        if outcome.answer is None:
+            return {"ok": False, "reason": reasons.CRASHED,
+                    "message": outcome.error or _describe_status(outcome.exit_status)}
+        return outcome.answer
+
+
+def _describe_status(code: int | None) -> str:
+    import signal
+
+    if code is None:
+        return "the candidate's process gave no answer"
+    if code < 0:
+        try:
+            return f"the candidate's process was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"the candidate's process was killed by signal {-code}"
+    return f"the candidate's process exited with status {code} before answering"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,19 +99,20 @@ def main(argv: list[str] | None = None) -> int:
     from evotui.eval import protocol
 
     conn = Connection(args.fd)
+    server: Any
     try:
         if args.role == "candidate":
-            from evotui.eval.candidate_runner import CandidateRunner
-
-            server = CandidateRunner(args.device)
+            server = CandidateHost(args.device)
+            hello = {"ready": True, "pid": os.getpid(), "isolation": server.isolation.as_dict()}
         else:
             from evotui.eval.judge import Judge
 
             server = Judge(args.device)
+            hello = {"ready": True, "pid": os.getpid()}
     except Exception as e:  # noqa: BLE001 - report start-up failures to the pool
         protocol.send(conn, {"ready": False, "error": f"{type(e).__name__}: {e}"})
         return 1
-    protocol.send(conn, {"ready": True, "pid": os.getpid()})
+    protocol.send(conn, hello)
 
     while True:
         try:
@@ -52,10 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             if op == "ping":
                 reply = {"ok": True}
-            elif op == "evaluate" and args.role == "candidate":
-                reply = server.evaluate(msg["request"])
-            elif op == "compare" and args.role == "candidate":
-                reply = server.compare(msg["request"])
+            elif op in ("evaluate", "compare") and args.role == "candidate":
+                reply = server.run(op, msg["request"], float(msg.get("timeout_s", 120.0)))
             elif op == "check_ab" and args.role == "judge":
                 reply = server.check_ab(msg["request"], msg["report"])
             elif op == "judge" and args.role == "judge":

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evotui.eval import protocol
+from evotui.eval.sandbox.policy import scrubbed_environment
 
 START_TIMEOUT_S = 180.0
 
@@ -41,6 +42,7 @@ class WorkerProcess:
         self.output_bytes = 0
         self._tail = bytearray()
         self.restarts = 0
+        self.hello: dict[str, Any] = {}
 
     @property
     def alive(self) -> bool:
@@ -48,7 +50,10 @@ class WorkerProcess:
 
     def start(self) -> None:
         parent_sock, child_sock = socket.socketpair()
-        env = {**os.environ, **self.env}
+        # a candidate worker starts with none of the user's variables: its forks run
+        # candidates, and a process can read the environment it was started with
+        base = scrubbed_environment(dict(os.environ)) if self.role == "candidate" else os.environ
+        env = {**base, **self.env}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_repo_root(), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
         self.proc = subprocess.Popen(
@@ -61,7 +66,7 @@ class WorkerProcess:
         self.conn = Connection(parent_sock.detach())
         self.output_bytes = 0
         threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
-        hello = self._wait(START_TIMEOUT_S)
+        hello = self.hello = self._wait(START_TIMEOUT_S)
         if not hello.get("ready"):
             self.kill()
             raise WorkerDied(f"{self.role} worker failed to start: {hello.get('error')}\n{self.tail()}")

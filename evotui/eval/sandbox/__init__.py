@@ -1,0 +1,113 @@
+"""The operating system's containment of candidate code (DESIGN §4, first layer).
+
+Every candidate runs in a fresh process forked from a clean worker, in user, network and PID
+namespaces of its own, under Landlock (reads only the system, Python and its scratch folder;
+writes only the scratch folder; runs no program but the GPU compiler's), a seccomp filter, no
+capabilities, no_new_privs, rlimits and an environment with none of the user's variables.
+``probe`` says which of these this kernel offers; ``evotui doctor`` shows it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+from evotui.eval.sandbox import landlock, namespaces, seccomp
+from evotui.eval.sandbox.isolated import Outcome, confine, run_isolated
+from evotui.eval.sandbox.policy import Confinement, default_limits, scrubbed_environment
+
+__all__ = ["Confinement", "Isolation", "Outcome", "confine", "confinement_for", "probe",
+           "run_isolated", "scrubbed_environment"]
+
+PARTS = ("namespaces", "landlock", "seccomp", "confined run")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Each part of the sandbox: None when it works here, else why not."""
+
+    problems: dict[str, str | None]
+    landlock_abi: int
+
+    @property
+    def complete(self) -> bool:
+        return not any(self.problems.values())
+
+    def missing(self) -> str:
+        return "; ".join(f"{part}: {why}" for part, why in self.problems.items() if why)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"problems": self.problems, "landlock_abi": self.landlock_abi}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> Isolation:
+        return Isolation(dict(d.get("problems") or {}), int(d.get("landlock_abi") or 0))
+
+    def summary(self) -> str:
+        if not self.complete:
+            return f"NOT sandboxed ({self.missing()})"
+        return (f"sandboxed: fresh process per candidate, user/network/PID namespaces, "
+                f"Landlock ABI {self.landlock_abi}, seccomp, rlimits, scrubbed environment")
+
+
+def _in_fork(step: Any) -> str | None:
+    """Run ``step`` in a throwaway child: None when it worked, else its error."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            step()
+            message = b""
+        except BaseException as e:  # noqa: BLE001
+            message = f"{e}".encode()[:500] or type(e).__name__.encode()
+        os.write(write_fd, message)
+        os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as f:
+        message = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return f"the probe's process died ({os.waitstatus_to_exitcode(status)})"
+    return message.decode(errors="replace") or None
+
+
+def _landlock_alone() -> None:
+    landlock.set_no_new_privs()
+    landlock.restrict([])
+
+
+def probe(gpu: str | None = None) -> Isolation:
+    """Which parts of the sandbox this machine offers, each tried in a throwaway process."""
+    abi = landlock.abi_version()
+    problems: dict[str, str | None] = {
+        "namespaces": _in_fork(namespaces.enter),
+        "landlock": None if abi >= 1 else "the kernel offers no Landlock (needs Linux >= 5.13 "
+                                          "with landlock in the lsm= boot list)",
+        "seccomp": None if seccomp.supported() else f"no filter for {os.uname().machine}",
+    }
+    if problems["landlock"] is None:
+        problems["landlock"] = _in_fork(_landlock_alone)
+    if problems["seccomp"] is None:
+        problems["seccomp"] = _in_fork(seccomp.install)
+    if not any(problems.values()):
+        with tempfile.TemporaryDirectory(prefix="evotui-probe-") as scratch:
+            outcome = run_isolated(lambda: None, lambda _: {"ok": True},
+                                   Confinement(scratch=scratch, gpu=gpu,
+                                               limits=default_limits(60.0, gpu is not None)),
+                                   60.0)
+        if not (outcome.answer or {}).get("ok"):
+            problems["confined run"] = (outcome.answer or {}).get("message") or outcome.error \
+                or f"exit status {outcome.exit_status}"
+        else:
+            problems["confined run"] = None
+    return Isolation(problems, abi)
+
+
+def confinement_for(req: dict[str, Any], device: str, timeout_s: float) -> Confinement:
+    gpu = None if device == "cpu" else (os.environ.get("CUDA_VISIBLE_DEVICES") or "0")
+    return Confinement(scratch=req["scratch"], gpu=gpu,
+                       protected=tuple(req.get("protected") or ()),
+                       limits=default_limits(timeout_s, gpu is not None))
