@@ -1,9 +1,9 @@
 """Run one function in a fresh, confined process forked from this (clean) worker.
 
 The worker has imported torch and Triton but never runs candidate code itself. For every
-candidate it forks: the child enters its namespaces and forks again; that grandchild, the
-first process of its PID namespace, sets its limits, environment, Landlock rules and seccomp
-filter, runs the function and writes its JSON answer to a pipe. Nothing it does survives it:
+candidate it forks: the child enters its namespaces and forks the first process of its PID
+namespace, which forks the process that sets its limits, environment, Landlock rules and
+seccomp filter, runs the function and writes its JSON answer to a pipe. Nothing it does survives it:
 its memory goes with it, and when it exits (or its parent is killed) the kernel kills every
 process it started.
 """
@@ -58,9 +58,29 @@ def _close_fds_except(fd: int) -> None:
     os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
 
 
+def _wait_and_exit(pid: int) -> None:
+    """Wait for ``pid`` and exit as it did (a signal as 128 + its number)."""
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _namespace_init(write_fd: int, prepare: Callable[[], Any],
+                    body: Callable[[Any], dict[str, Any]], confinement: Confinement | None) -> None:
+    """The first process of the PID namespace runs no candidate code: the kernel shields an
+    init from its own signals, and a candidate must die of what kills any process. When the
+    candidate's process ends, this one does, and the kernel kills what is left."""
+    namespaces.set_parent_death_signal(signal.SIGKILL)
+    pid = os.fork()
+    if pid == 0:
+        _child(write_fd, prepare, body, confinement)
+    os.close(write_fd)
+    _wait_and_exit(pid)
+
+
 def _child(write_fd: int, prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any]],
            confinement: Confinement | None) -> None:
-    """Runs in the first process of the new PID namespace; never returns."""
+    """Runs the candidate's side of the request; never returns."""
     try:
         namespaces.set_parent_death_signal(signal.SIGKILL)
         _close_fds_except(write_fd)
@@ -94,11 +114,9 @@ def _middle(read_fd: int, write_fd: int, prepare: Callable[[], Any],
             namespaces.enter()
         pid = os.fork()
         if pid == 0:
-            _child(write_fd, prepare, body, confinement)
+            _namespace_init(write_fd, prepare, body, confinement)
         os.close(write_fd)
-        _, status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        os._exit(code if code >= 0 else 128 - code)
+        _wait_and_exit(pid)
     except BaseException as e:  # noqa: BLE001
         try:
             os.write(write_fd, json.dumps({"ok": False, "reason": "sandbox_unavailable",
