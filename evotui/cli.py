@@ -16,7 +16,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from evotui.cli_common import fail
+from evotui.cli_common import fail, no_sandbox_option
+from evotui.eval.sandbox_state import sandbox_state
 from evotui.task import TaskError, resolve_task
 from evotui.task_preflight import preflight
 
@@ -74,6 +75,7 @@ def main() -> None:
 @click.option("--sanitize/--no-sanitize", default=True, show_default=True,
               help="CUDA C candidates: run an accepted one under compute-sanitizer (memcheck) "
                    "when the tool is installed; a memory error rejects it.")
+@no_sandbox_option
 def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: float, trials: int,
           sanitize: bool) -> None:
     """Check CANDIDATE against TASK and time it.
@@ -104,6 +106,11 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
             preflight(task_ref, pool.is_cpu)
         except TaskError as e:
             _fail(str(e), as_json, "task_error")
+        sandbox = sandbox_state(pool)
+        if sandbox.problem:
+            _fail(sandbox.problem, as_json, "sandbox_unavailable")
+        if sandbox.warning:
+            err.print(f"[bold yellow]{sandbox.warning}[/]")
         where = "CPU (Triton interpreter)" if pool.is_cpu else pool.devices[0]
         try:
             with err.status(f"evaluating {candidate.name} on {where}…"):
@@ -124,13 +131,14 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
         err.print(f"compute-sanitizer: {report.message}")
     if as_json:
         print(json.dumps({"task": task_ref.name, "candidate": str(candidate), **result.as_dict(),
+                          "sandbox": sandbox.summary,
                           "sanitizer": report.as_dict() if report is not None else None}))
     else:
-        _print_result(task_ref.name, candidate, result)
+        _print_result(task_ref.name, candidate, result, sandbox.summary)
     sys.exit(0 if result.accepted else 1)
 
 
-def _print_result(task_name: str, candidate: Path, result) -> None:
+def _print_result(task_name: str, candidate: Path, result, sandbox: str) -> None:
     console = Console()
     verdict = "[bold green]accepted[/]" if result.accepted else f"[bold red]rejected[/] ({result.reason})"
     table = Table(title=f"{task_name} — {candidate.name}", show_header=False, title_justify="left")
@@ -138,6 +146,7 @@ def _print_result(task_name: str, candidate: Path, result) -> None:
     table.add_column()
     table.add_row("verdict", verdict)
     table.add_row("why", result.message)
+    table.add_row("sandbox", sandbox)
     table.add_row("device", result.device + ("  (Triton interpreter)" if result.interpreter else ""))
     if result.time_ms is not None:
         if result.interpreter:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -27,3 +28,15 @@ def _name(param: click.Parameter | None) -> str:
     if isinstance(param, click.Option) and param.opts:
         return max(param.opts, key=len)
     return param.human_readable_name if param is not None else "path"
+
+
+def _no_sandbox(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:  # read by every evaluator pool this process (or a TUI host it starts) makes
+        os.environ["EVOTUI_NO_SANDBOX"] = "1"
+
+
+no_sandbox_option = click.option(
+    "--no-sandbox", is_flag=True, expose_value=False, callback=_no_sandbox,
+    help="Evaluate candidates WITHOUT the operating system's sandbox (each still in a fresh "
+         "process). Only for machines whose kernel cannot confine them: `evotui doctor` says "
+         "which part is missing. Candidate code can then read and write your files.")

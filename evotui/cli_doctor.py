@@ -148,9 +148,39 @@ def check_dask() -> Check:
                      "Dask cluster (run --scheduler)", 'pip install "evotui[dask]"')
 
 
+SANDBOX_PARTS = {
+    "namespaces": ("user, network and PID namespaces: no network, nothing outlives it",
+                   "sysctl -w kernel.unprivileged_userns_clone=1  # or user.max_user_namespaces > 0; "
+                   "in a container: allow unshare (e.g. docker --security-opt seccomp=unconfined)"),
+    "landlock": ("Landlock: reads only the system and Python, writes only its scratch folder",
+                 "boot Linux >= 5.13 with landlock in lsm= (e.g. lsm=landlock,lockdown,yama,apparmor)"),
+    "seccomp": ("seccomp: no ptrace, mounts, sockets, io_uring or new namespaces",
+                "seccomp filters need x86_64 and CONFIG_SECCOMP_FILTER"),
+    "confined run": ("a confined process ran (limits, scrubbed environment, no capabilities)",
+                     "see the message: a part above works alone but not together"),
+}
+
+
+def check_sandbox() -> list[Check]:
+    """Each part of the operating system's containment of candidates, tried in a throwaway
+    process; runs and bench refuse to evaluate without them (unless --no-sandbox)."""
+    from evotui.eval.sandbox import probe
+
+    isolation = probe()
+    out = []
+    for part, why in isolation.problems.items():
+        what, fix = SANDBOX_PARTS[part]
+        if part == "landlock" and why is None:
+            what += f" (ABI {isolation.landlock_abi})"
+        out.append(Check(f"sandbox: {part}", why is None, what if why is None else f"{why}",
+                         None if why is None else f"{fix}  (or evaluate unconfined: --no-sandbox)",
+                         required=True))
+    return out
+
+
 def run_checks(host: str | None, model: str, embed_model: str) -> list[Check]:
-    checks = check_torch_and_gpu() + check_triton() + [check_nvrtc(), check_sanitizer(),
-                                                          check_dask()]
+    checks = check_torch_and_gpu() + check_triton() + check_sandbox() + [
+        check_nvrtc(), check_sanitizer(), check_dask()]
     checks += asyncio.run(check_ollama(host, model, embed_model))
     checks.append(check_home())
     return checks

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from evotui.cli_common import NonEmptyPath, fail
+from evotui.cli_common import NonEmptyPath, fail, no_sandbox_option
 from evotui.config import DEFAULT_MODEL
 
 RUN_HELP = f"""Evolve the kernel of TASK (a KernelBench-format file or a folder such as
@@ -52,6 +52,7 @@ checkpoint every generation: `evotui run --resume DIR` continues after Ctrl-C or
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Evaluate on the GPU workers of a Dask cluster (tcp://host:8786; needs "
                    "evotui[dask]; see docs/distributed.md). --device then applies on the workers.")
+@no_sandbox_option
 def run(task: Path | None, seed: Path | None, headless: bool, device: str | None,
         iterations: int | None, mutator: str | None, model: str | None, ollama_host: str | None,
         out: Path | None, resume: Path | None, memory_k: int | None, random_seed: int | None,

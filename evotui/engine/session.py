@@ -278,6 +278,13 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
             await asyncio.to_thread(preflight, task, evaluator.is_cpu)
         except TaskError as e:
             problem = str(e)
+    if problem is None and owns:
+        from evotui.eval.sandbox_state import sandbox_state
+
+        sandbox = await asyncio.to_thread(sandbox_state, evaluator)
+        problem = sandbox.problem
+        if sandbox.warning:
+            notes.append(sandbox.warning)
     if problem is not None:
         if owns:
             await asyncio.to_thread(getattr(evaluator, "close", lambda: None))
