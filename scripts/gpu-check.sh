@@ -4,7 +4,7 @@
 # with the advice library on (default: the GEMM only), (SCALING=1) one GPU vs all, then
 # (AB_RUN=1) the advice A/B, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
 # new processes each (as separate `evotui bench` commands). SKIP_TESTS=1 / SKIP_BENCH=1 leave
-# out the first two;
+# out the first two; SKIP_SANDBOX_BENCH=1 the two seeds judged in the sandbox first;
 # PYTEST_K selects GPU tests by keyword expression.
 # Results go to $OUT (or ./gpu-results). The harness runs with what the lent machine has
 # (torch, triton, numpy, click, rich, pytest, cuda-python). The engine and the advice library
@@ -21,6 +21,16 @@ if [ -d .whl ]; then
 fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv | tee "$out/nvidia-smi-before.csv"
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__, "gpus", torch.cuda.device_count())'
+# the sandbox on this machine: each part, then two seeds judged through it
+uname -r | tee "$out/kernel.txt"
+python3 -c 'from evotui.eval.sandbox import probe; i = probe(gpu="0"); print(i.summary()); print(i.as_dict())' \
+  2>&1 | tee "$out/sandbox.txt"
+if [ "${SKIP_SANDBOX_BENCH:-0}" != 1 ]; then
+  for sample in ${SANDBOX_SAMPLES:-softmax matmul_bias_relu}; do
+    python3 -m evotui bench "sample_kernels/$sample/task.py" "sample_kernels/$sample/seed.py" \
+      --device cuda --json 2>&1 | tail -3 | tee -a "$out/sandbox-bench.log"
+  done
+fi
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_eval_gpu.py tests/test_cuda_gpu.py \
     tests/test_dask_pool.py ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"

@@ -71,6 +71,10 @@ def _python_dirs() -> list[str]:
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):
             dirs.add(str(Path(module.__file__).resolve().parent))
+    # and the import path's other folders (wheels unpacked with --target), not the current
+    # folder; Confinement.grants drops any that holds a protected path
+    cwd = os.getcwd()
+    dirs.update(p for p in sys.path if p and os.path.isdir(p) and os.path.abspath(p) != cwd)
     return sorted(dirs)
 
 
