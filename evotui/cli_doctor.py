@@ -149,7 +149,7 @@ def check_dask() -> Check:
 
 
 SANDBOX_PARTS = {
-    "namespaces": ("user, network and PID namespaces: no network, nothing outlives it",
+    "namespaces": ("user, network and mount namespaces: no network, no host sockets",
                    "sysctl -w kernel.unprivileged_userns_clone=1  # or user.max_user_namespaces > 0; "
                    "in a container: allow unshare (e.g. docker --security-opt seccomp=unconfined)"),
     "landlock": ("Landlock: reads only the system and Python, writes only its scratch folder",

@@ -79,10 +79,11 @@ def test_the_data_directory_and_run_directory_are_untouched(pool, task, tmp_path
 def test_a_file_outside_the_scratch_folder_cannot_be_read(pool, task, tmp_path):
     canary = tmp_path / "private.txt"
     canary.write_text(SECRET)
-    result = evaluate(pool, task, candidate("read_canary.py", canary=canary))
+    result = evaluate(pool, task, candidate("read_canary.py", canary=canary, task=task.path))
     assert not result.accepted and result.reason == "runtime_error"
-    assert "Permission denied" in result.message
+    assert "stolen:" in result.message and "Permission denied" in result.message
     assert SECRET not in result.message + result.worker_output_tail
+    assert "get_inputs" not in result.message + result.worker_output_tail
 
 
 def test_no_connection_reaches_a_loopback_port(pool, task):

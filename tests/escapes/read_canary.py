@@ -1,6 +1,13 @@
-"""ESCAPE: reads a file outside its scratch folder and puts it in its answer."""
+"""ESCAPE: reads files outside its scratch folder (a private file, the task file the judge
+computes references from) and puts them in its answer."""
 
 
 def escape():
-    with open("{canary}") as f:
-        raise RuntimeError("stolen: " + f.read())
+    stolen = []
+    for path in ("{canary}", "{task}"):
+        try:
+            with open(path) as f:
+                stolen.append(f.read())
+        except OSError as e:
+            stolen.append(str(e))
+    raise RuntimeError("stolen: " + " | ".join(stolen))

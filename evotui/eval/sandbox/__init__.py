@@ -1,7 +1,7 @@
 """The operating system's containment of candidate code (DESIGN §4, first layer).
 
-Every candidate runs in a fresh process forked from a clean worker, in user, network and PID
-namespaces of its own, under Landlock (reads only the system, Python and its scratch folder;
+Every candidate runs in a fresh process forked from a clean worker, in user, network and mount
+namespaces of its own (its process group killed whole afterwards), under Landlock (reads only the system, Python and its scratch folder;
 writes only the scratch folder; runs no program but the GPU compiler's), a seccomp filter, no
 capabilities, no_new_privs, rlimits and an environment with none of the user's variables.
 ``probe`` says which of these this kernel offers; ``evotui doctor`` shows it.
@@ -48,8 +48,9 @@ class Isolation:
     def summary(self) -> str:
         if not self.complete:
             return f"NOT sandboxed ({self.missing()})"
-        return (f"sandboxed: fresh process per candidate, user/network/PID namespaces, "
-                f"Landlock ABI {self.landlock_abi}, seccomp, rlimits, scrubbed environment")
+        return (f"sandboxed: a fresh process per candidate, user/network/mount namespaces, "
+                f"Landlock ABI {self.landlock_abi}, seccomp, rlimits, scrubbed environment, "
+                "its process group killed after it")
 
 
 def _in_fork(step: Any) -> str | None:

@@ -1,11 +1,11 @@
 """Run one function in a fresh, confined process forked from this (clean) worker.
 
 The worker has imported torch and Triton but never runs candidate code itself. For every
-candidate it forks: the child enters its namespaces and forks the first process of its PID
-namespace, which forks the process that sets its limits, environment, Landlock rules and
-seccomp filter, runs the function and writes its JSON answer to a pipe. Nothing it does survives it:
-its memory goes with it, and when it exits (or its parent is killed) the kernel kills every
-process it started.
+candidate it forks a child that leads a new process group, enters its namespaces, hides the
+host's socket folders and forks the candidate's process. That one sets its limits,
+environment, Landlock rules and seccomp filter, runs the function and writes its JSON answer
+to a pipe. Nothing survives it: its memory goes with it, and once it has answered (or timed
+out) the worker kills the whole process group, which nothing it started can leave.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Outcome:
 
 def confine(confinement: Confinement | None) -> None:
     """Limits, environment and filesystem/syscall rules, in that order; in a process of one
-    thread, after its namespaces. ``None`` keeps only the fresh process and the environment."""
+    thread, inside its namespaces. ``None`` keeps only the fresh process."""
     if confinement is None:
         return
     confinement.limits.apply()
@@ -47,9 +47,9 @@ def confine(confinement: Confinement | None) -> None:
     os.makedirs(env["TRITON_CACHE_DIR"], exist_ok=True)
     os.chdir(confinement.scratch)
     namespaces.drop_capabilities()
-    landlock_grants = confinement.grants()
+    grants = confinement.grants()
     seccomp.install()  # sets no_new_privs, which Landlock needs too
-    landlock.restrict(landlock_grants)
+    landlock.restrict(grants)
 
 
 def _close_fds_except(fd: int) -> None:
@@ -58,29 +58,15 @@ def _close_fds_except(fd: int) -> None:
     os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
 
 
-def _wait_and_exit(pid: int) -> None:
-    """Wait for ``pid`` and exit as it did (a signal as 128 + its number)."""
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    os._exit(code if code >= 0 else 128 - code)
+def _send(write_fd: int, answer: dict[str, Any]) -> None:
+    view = memoryview(json.dumps(answer, default=str).encode())
+    while view:
+        view = view[os.write(write_fd, view):]
 
 
-def _namespace_init(write_fd: int, prepare: Callable[[], Any],
-                    body: Callable[[Any], dict[str, Any]], confinement: Confinement | None) -> None:
-    """The first process of the PID namespace runs no candidate code: the kernel shields an
-    init from its own signals, and a candidate must die of what kills any process. When the
-    candidate's process ends, this one does, and the kernel kills what is left."""
-    namespaces.set_parent_death_signal(signal.SIGKILL)
-    pid = os.fork()
-    if pid == 0:
-        _child(write_fd, prepare, body, confinement)
-    os.close(write_fd)
-    _wait_and_exit(pid)
-
-
-def _child(write_fd: int, prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any]],
-           confinement: Confinement | None) -> None:
-    """Runs the candidate's side of the request; never returns."""
+def _candidate(write_fd: int, prepare: Callable[[], Any],
+               body: Callable[[Any], dict[str, Any]], confinement: Confinement | None) -> None:
+    """The candidate's side of the request; never returns."""
     try:
         namespaces.set_parent_death_signal(signal.SIGKILL)
         _close_fds_except(write_fd)
@@ -88,57 +74,56 @@ def _child(write_fd: int, prepare: Callable[[], Any], body: Callable[[Any], dict
         try:
             confine(confinement)
         except OSError as e:
-            os.write(write_fd, json.dumps({"ok": False, "reason": "sandbox_unavailable",
-                                           "message": f"could not confine the candidate: {e}"}).encode())
+            _send(write_fd, {"ok": False, "reason": "sandbox_unavailable",
+                             "message": f"could not confine the candidate: {e}"})
             os._exit(_FAILED_TO_CONFINE)
         answer = body(state)
-        data = json.dumps(answer, default=str).encode()
     except BaseException as e:  # noqa: BLE001 - whatever happened, answer something
-        data = json.dumps({"ok": False, "reason": "harness_error",
-                           "message": f"{type(e).__name__}: {e}",
-                           "traceback": traceback.format_exc()[-4000:]}).encode()
-    view = memoryview(data)
-    while view:
-        n = os.write(write_fd, view)
-        view = view[n:]
+        answer = {"ok": False, "reason": "harness_error", "message": f"{type(e).__name__}: {e}",
+                  "traceback": traceback.format_exc()[-4000:]}
+    _send(write_fd, answer)
     os._exit(0)
 
 
-def _middle(read_fd: int, write_fd: int, prepare: Callable[[], Any],
+def _leader(read_fd: int, write_fd: int, prepare: Callable[[], Any],
             body: Callable[[Any], dict[str, Any]], confinement: Confinement | None) -> None:
-    """The forked child: namespaces, then the PID namespace's first process; never returns."""
+    """The forked child: its own process group and namespaces; never returns."""
     try:
         os.close(read_fd)
+        os.setpgid(0, 0)
         namespaces.set_parent_death_signal(signal.SIGKILL)
         if confinement is not None:
             namespaces.enter()
+            namespaces.hide_socket_folders(keep=confinement.scratch)
         pid = os.fork()
         if pid == 0:
-            _namespace_init(write_fd, prepare, body, confinement)
+            _candidate(write_fd, prepare, body, confinement)
         os.close(write_fd)
-        _wait_and_exit(pid)
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        os._exit(code if code >= 0 else 128 - code)
     except BaseException as e:  # noqa: BLE001
         try:
-            os.write(write_fd, json.dumps({"ok": False, "reason": "sandbox_unavailable",
-                                           "message": f"could not isolate the candidate: {e}"}).encode())
+            _send(write_fd, {"ok": False, "reason": "sandbox_unavailable",
+                             "message": f"could not isolate the candidate: {e}"})
         finally:
             os._exit(_FAILED_TO_CONFINE)
 
 
-def _reap(pid: int, grace_s: float) -> int:
-    """The child's wait status: after ``grace_s`` for it to exit with its grandchild's code,
-    it is killed (and its PID namespace's first process with it, by the death signal)."""
+def _end(pid: int, grace_s: float) -> int:
+    """The leader's exit code, after ``grace_s`` for it to exit with its child's; then its
+    whole process group is killed (before the leader is reaped, so the group's id is still
+    its own) and the leader reaped."""
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            break
         time.sleep(0.005)
     try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
         pass
-    return os.waitpid(pid, 0)[1]
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return 128 - code if code > 128 else code  # 128 + N: the candidate died of signal N
 
 
 def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any]],
@@ -147,31 +132,31 @@ def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
-        _middle(read_fd, write_fd, prepare, body, confinement)
+        _leader(read_fd, write_fd, prepare, body, confinement)
     os.close(write_fd)
+    try:
+        os.setpgid(pid, pid)  # also here: killpg must find the group even if the child is slow
+    except OSError:
+        pass
     chunks: list[bytes] = []
     size, timed_out = 0, False
     deadline = time.monotonic() + timeout_s
     try:
-        while True:
+        while size <= MAX_ANSWER_BYTES:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
             ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
-            if not ready:
-                continue
-            chunk = os.read(read_fd, 1 << 20)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_ANSWER_BYTES:
-                break
-            chunks.append(chunk)
+            if ready:
+                chunk = os.read(read_fd, 1 << 20)
+                if not chunk:
+                    break
+                size += len(chunk)
+                chunks.append(chunk)
     finally:
         os.close(read_fd)
-        status = _reap(pid, grace_s=0.0 if timed_out else 5.0)
-    code = os.waitstatus_to_exitcode(status)
+        code = _end(pid, grace_s=0.0 if timed_out else 5.0)
     if timed_out:
         return Outcome(None, code, timed_out=True)
     if size > MAX_ANSWER_BYTES:

@@ -1,15 +1,23 @@
 """Namespaces of its own for a candidate: a user namespace (so no privilege is needed), an
-empty network namespace (no interface but a loopback that is down) and a PID namespace
-(when its first process exits, the kernel kills every process left in it)."""
+empty network namespace (no interface but a loopback that is down) and a mount namespace,
+where the folders that hold other programs' unix sockets are empty.
+
+Not a PID namespace: the CUDA driver fails to start in one whose /proc is the host's (seen on
+an H200), and a container may refuse to mount another /proc. Nothing outlives a candidate
+because its process group is killed whole, and the seccomp filter keeps every process it
+starts in that group."""
 
 from __future__ import annotations
 
 import ctypes
 import os
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+SOCKET_FOLDERS = ("/run", "/var/run", "/tmp", "/var/tmp")
 _SYS_CAPSET = 126
 _CAP_VERSION_3 = 0x20080522
 UNPRIVILEGED_UID = 1000  # who a worker started as root is inside the namespace
@@ -27,10 +35,9 @@ def _write(path: str, text: str) -> None:
 
 
 def enter() -> None:
-    """Move this (single-threaded) process into new user and network namespaces, and make its
-    next child the first process of a new PID namespace."""
+    """Move this (single-threaded) process into new user, network and mount namespaces."""
     uid, gid = os.geteuid(), os.getegid()
-    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID) != 0:
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0:
         err = ctypes.get_errno()
         raise NamespaceError(err, f"unshare: {os.strerror(err)}")
     inside_uid = uid or UNPRIVILEGED_UID
@@ -38,6 +45,32 @@ def enter() -> None:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{inside_uid} {uid} 1")
     _write("/proc/self/gid_map", f"{inside_gid} {gid} 1")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int) -> None:
+    def enc(value: str | None) -> bytes | None:
+        return value.encode() if value is not None else None
+
+    if _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), None) != 0:
+        err = ctypes.get_errno()
+        raise NamespaceError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def hide_socket_folders(keep: str) -> list[str]:
+    """An empty tmpfs over each folder where unix sockets of other programs live (a socket
+    is reached by its path, which Landlock does not govern), except one that holds ``keep``.
+    Mounts stay in this namespace. Returns the folders hidden."""
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    hidden = []
+    keep_real = os.path.realpath(keep)
+    for folder in SOCKET_FOLDERS:
+        real = os.path.realpath(folder)
+        if not os.path.isdir(real) or real in hidden \
+                or keep_real == real or keep_real.startswith(real + os.sep):
+            continue
+        _mount("tmpfs", real, "tmpfs", _MS_NOSUID | _MS_NODEV)
+        hidden.append(real)
+    return hidden
 
 
 class _CapHeader(ctypes.Structure):

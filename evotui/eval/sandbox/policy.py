@@ -132,6 +132,9 @@ class Confinement:
         grants += [ll.Grant(p, ll.READ_FILE) for p in _DEVICES_READ]
         grants += [ll.Grant(p, ll.READ_FILE | ll.WRITE_FILE) for p in _DEVICES_WRITE]
         grants.append(ll.Grant(self.scratch, ll.WRITE))
+        # its own /proc/<pid> (opened here, in the candidate's process): the CUDA driver
+        # writes there as it starts (names of its threads)
+        grants.append(ll.Grant("/proc/self", ll.READ | ll.WRITE_FILE | ll.TRUNCATE))
         if self.gpu is not None:
             node = gpu_device_node(self.gpu)
             for p in [*_GPU_SHARED, *([node] if node else [])]:

@@ -2,7 +2,7 @@
 
 Landlock and the namespaces contain files, network and processes; this closes what they do
 not cover: debugging other processes, new namespaces or mounts, kernel modules and keyrings,
-io_uring (which bypasses the other filters), sockets, leaving the process group, and
+io_uring (which bypasses the other filters), network sockets, leaving the process group, and
 clearing the parent-death signal that ties the sandbox's life to the worker's.
 """
 
@@ -30,9 +30,13 @@ DENIED: dict[str, tuple[int, ...]] = {
     "kernel interfaces": (321, 298, 250, 248, 249, 246, 320, 169, 175, 313, 176, 323, 300,
                           303, 304, 167, 168, 163, 164, 227, 170, 171, 172, 173, 179, 135),
     "io_uring": (425, 426, 427),
-    "sockets": (41,),  # socket(): the network namespace is empty anyway; unix paths are not
-    "leaving the process group": (112, 109),  # setsid, setpgid
+    "leaving the process group": (112, 109),  # setsid, setpgid: the group is killed whole
 }
+_SOCKET = 41
+# socket() of these families only: the CUDA driver opens a unix socket as it starts. The
+# network namespace has no interface but a loopback that is down, and the mount namespace
+# hides the folders where other programs' unix sockets live (isolated.hide_sockets).
+ALLOWED_SOCKET_DOMAINS: tuple[int, ...] = (1,)  # AF_UNIX
 _CLONE = 56
 _CLONE3 = 435
 _PRCTL = 157
@@ -63,6 +67,12 @@ def program() -> list[bytes]:
         out += [_insn(_JEQ_K, number, 0, 1), _insn(_RET_K, eperm)]
     # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc use clone
     out += [_insn(_JEQ_K, _CLONE3, 0, 1), _insn(_RET_K, _RET_ERRNO | errno.ENOSYS)]
+    # socket() of another family
+    out += [_insn(_JEQ_K, _SOCKET, 0, 2 + len(ALLOWED_SOCKET_DOMAINS)),
+            _insn(_LD_W_ABS, _OFF_ARG0)]
+    for k, domain in enumerate(ALLOWED_SOCKET_DOMAINS):
+        out.append(_insn(_JEQ_K, domain, len(ALLOWED_SOCKET_DOMAINS) - k, 0))
+    out += [_insn(_RET_K, _RET_ERRNO | errno.EACCES), _insn(_LD_W_ABS, _OFF_NR)]
     # clone with a namespace flag, and prctl(PR_SET_PDEATHSIG, ...)
     out += [_insn(_JEQ_K, _CLONE, 0, 3),
             _insn(_LD_W_ABS, _OFF_ARG0),
@@ -96,4 +106,4 @@ def install() -> int:
     if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         err = ctypes.get_errno()
         raise SeccompUnavailable(err, f"seccomp filter: {errno.errorcode.get(err, err)}")
-    return sum(len(g) for g in DENIED.values()) + 3
+    return sum(len(g) for g in DENIED.values()) + 4
