@@ -17,16 +17,27 @@ from pathlib import Path
 from typing import Any
 
 
-def _warm_imports() -> None:
-    """What every candidate's process would import, imported once before the forks."""
+def _warm_imports(device: str) -> None:
+    """What every candidate's process would import or build, done once before the forks
+    (without starting CUDA, which a forked process could not use)."""
     import torch
     import torch._dynamo  # noqa: F401 - it rebinds torch.manual_seed when first imported
-    import triton  # noqa: F401
+    import triton
     import triton.language  # noqa: F401
 
     import backends.triton_backend  # noqa: F401
     import evotui.eval.candidate_runner  # noqa: F401
 
+    if device != "cpu":
+        try:
+            # found here with ldconfig, which a sandboxed candidate may not run; and Triton's
+            # C helpers built (a compiler run) and loaded once, not once per candidate
+            from triton.backends.nvidia.driver import libcuda_dirs
+
+            libcuda_dirs()
+            triton.runtime.driver.active.utils  # noqa: B018
+        except Exception:  # noqa: BLE001 - the candidate's own process will say what fails
+            pass
     del torch
 
 
@@ -37,7 +48,7 @@ class CandidateHost:
         from evotui.eval.sandbox import probe
 
         self.device = device
-        _warm_imports()
+        _warm_imports(device)
         self.isolation = probe(gpu=os.environ.get("CUDA_VISIBLE_DEVICES") or None
                                if device != "cpu" else None)
 

@@ -100,13 +100,13 @@ def gpu_device_node(visible: str) -> str | None:
 
 def compiler_programs() -> list[str]:
     """What Triton runs to build a GPU kernel and its launcher: ptxas, a C compiler and the
-    programs gcc itself runs, ldconfig to find libcuda. Not a shell."""
+    programs gcc itself runs. Not a shell (the worker finds libcuda before the fork)."""
     found: list[str] = []
-    for name in ("cc", "gcc", "as", "ld", "ld.bfd", "ldconfig"):
-        path = shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
+    for name in ("cc", "gcc", "as", "ld", "ld.bfd"):
+        path = shutil.which(name, path="/usr/bin:/bin")
         if path:
             found.append(os.path.realpath(path))
-    found += ["/usr/lib/gcc", "/usr/libexec/gcc", "/sbin/ldconfig", "/usr/sbin/ldconfig"]
+    found += ["/usr/lib/gcc", "/usr/libexec/gcc"]
     triton = sys.modules.get("triton")
     if triton is not None and triton.__file__:
         found.append(str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin"))
