@@ -29,16 +29,14 @@ def _warm_imports(device: str) -> None:
     import evotui.eval.candidate_runner  # noqa: F401
 
     if device != "cpu":
-        try:
-            # found here with ldconfig, which a sandboxed candidate may not run; and Triton's
-            # C helpers built (a compiler run) and loaded once, not once per candidate
+        try:  # found here with ldconfig, which a sandboxed candidate may not run (Triton's
+            # driver itself is not built here: that starts CUDA in torch)
             from triton.backends.nvidia.driver import libcuda_dirs
 
             libcuda_dirs()
-            triton.runtime.driver.active.utils  # noqa: B018
         except Exception:  # noqa: BLE001 - the candidate's own process will say what fails
             pass
-    del torch
+    del torch, triton
 
 
 class CandidateHost:
