@@ -14,6 +14,7 @@ import json
 import os
 import select
 import signal
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -44,6 +45,7 @@ def confine(confinement: Confinement | None) -> None:
     env = confinement.environment()
     os.environ.clear()
     os.environ.update(env)
+    tempfile.tempdir = confinement.scratch  # the worker's choice is cached in the module
     os.makedirs(env["TRITON_CACHE_DIR"], exist_ok=True)
     os.chdir(confinement.scratch)
     namespaces.drop_capabilities()
