@@ -3,6 +3,7 @@ programs it may run (the GPU compiler's, nothing on the CPU), its environment an
 
 from __future__ import annotations
 
+import glob
 import os
 import resource
 import shutil
@@ -107,6 +108,9 @@ def compiler_programs() -> list[str]:
         if path:
             found.append(os.path.realpath(path))
     found += ["/usr/lib/gcc", "/usr/libexec/gcc"]
+    # the dynamic loader: the kernel opens it for execution to start any of the above
+    for pattern in ("/lib64/ld-linux*.so*", "/lib/ld-linux*.so*", "/lib/*/ld-linux*.so*"):
+        found += sorted({os.path.realpath(p) for p in glob.glob(pattern)})
     triton = sys.modules.get("triton")
     if triton is not None and triton.__file__:
         found.append(str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin"))
