@@ -118,8 +118,9 @@ def test_a_value_cache_is_told_from_an_honest_kernel_by_cuda_events():
 
 
 def test_recomputing_only_the_perturbed_rows_is_caught(gpu_pool):
-    """Not yet run on a GPU (session 3): a GEMM that recomputes only the row blocks the
-    perturbation changed since the previous call is fast only in the timed calls."""
+    """A GEMM that recomputes only the row blocks the perturbation changed since the previous
+    call is fast only in the timed calls. (Accepted on the H200: the value rounds do not
+    catch a partial recompute yet.)"""
     from evotui.eval import EvalRequest
     from evotui.task import resolve_task
     from tests.conftest import CANDIDATES, SAMPLES
@@ -268,9 +269,21 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_no_call_finds_an_earlier_answer_in_its_output(raw_gpu_pool, softmax_task, tmp_path):
+@pytest.fixture(scope="module")
+def unsandboxed_gpu_pool():
+    """For a spy that must write what it saw where the test can read it: the sandbox would
+    (rightly) keep its log from leaving the candidate's scratch folder."""
+    from evotui.eval import EvaluatorPool
+
+    with EvaluatorPool("cuda", static_checks=False, sandbox=False) as pool:
+        yield pool
+
+
+def test_no_call_finds_an_earlier_answer_in_its_output(unsandboxed_gpu_pool, softmax_task,
+                                                       tmp_path):
     """Between timed calls (an evaluation's, and an A/B's) the released output is poisoned:
     no allocation a call makes holds an answer for the values it is about to see."""
+    raw_gpu_pool = unsandboxed_gpu_pool
     log = tmp_path / "spy.log"
     spy = SPY.format(log=str(log))
     result = raw_gpu_pool.evaluate(EvalRequest(task=softmax_task, source=spy))
