@@ -1,5 +1,5 @@
 """Fixes for Triton's CPU interpreter (seen in triton 3.9): bf16, comparisons, libdevice,
-and two holes.
+float arguments, `and`/`or`, and two holes.
 
 - fp32 -> bf16 casts truncate instead of rounding to nearest even as the GPU does;
 - bf16 ``tl.dot`` multiplies the raw 16-bit patterns as integers;
@@ -12,7 +12,12 @@ and two holes.
 - comparisons are typed as their operands, so a block mask ``&`` a scalar comparison
   (``(cols < n) & (row < n_rows)``) came out as int32, which loads and stores refuse ("mask
   has unsupported dtype"); on a GPU it is a boolean mask. Comparisons now give int1;
-- libdevice's functions are stubs that return None (``interpreter_libdevice``).
+- libdevice's functions are stubs that return None (``interpreter_libdevice``);
+- a float argument reaches the kernel as a Python float, so ``eps.to(tl.float32)`` fails
+  ("'float' object has no attribute 'to'"); on a GPU it is an fp32 scalar. Now it is one;
+- ``and`` / ``or`` between blocks ran as Python's, which takes a block as true:
+  ``row_mask and col_mask`` gave ``col_mask`` (FlagGems' ``mean_dim`` then read past its
+  rows); on a GPU they are ``logical_and`` / ``logical_or``. Now they are here too.
 
 Without them honest bf16 candidates fail on the CPU. Applied by the worker when it runs
 under the interpreter; a no-op where the interpreter lacks the patched hooks.
@@ -93,7 +98,95 @@ def apply_interpreter_fixes() -> list[str]:
     from backends.triton_backend.interpreter_libdevice import apply_libdevice
 
     patched += [f"{name} computes in numpy" for name in apply_libdevice()]
+    if _floats_as_fp32(interp):
+        patched.append("float arguments are fp32 scalars")
+    if _logical_bool_ops(interp):
+        patched.append("and/or between blocks are logical_and/logical_or")
     return patched
+
+
+def _floats_as_fp32(interp: object) -> bool:
+    """A kernel's float argument as the fp32 scalar a GPU launch makes of it (Triton types
+    every Python float argument "fp32"), not a Python float: `eps.to(tl.float32)` works,
+    and `x_bf16 * eps` promotes to fp32 as on a GPU."""
+    import numpy as np
+    import triton.language as tl
+
+    convert = interp.__dict__.get("_implicit_cvt")
+    handle = interp.__dict__.get("TensorHandle")
+    if convert is None or handle is None:
+        return False
+    if getattr(convert, "evotui_patched", False):
+        return True
+
+    def implicit_cvt(arg):
+        if type(arg) is float:
+            return tl.tensor(handle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return convert(arg)
+
+    implicit_cvt.evotui_patched = True
+    interp._implicit_cvt = implicit_cvt
+    return True
+
+
+LOGICAL = "_evotui_logical"  # the name the rewritten kernels call (no candidate binds it)
+
+
+def _logical_bool_ops(interp: object) -> bool:
+    """`a and b` / `a or b` in a kernel as Triton's compiler reads them: a constexpr operand
+    short-circuits as in Python; between tensors (blocks or scalars) they are
+    `logical_and` / `logical_or`, both sides evaluated. The interpreter's AST rewrite gains a
+    `visit_BoolOp` that keeps Python's evaluation order and calls `_evotui_logical` where the
+    left operand is a tensor."""
+    import ast
+    import copy
+
+    import triton.language as tl
+
+    rewriter = interp.__dict__.get("FunctionRewriter")
+    transformer = getattr(rewriter, "ast_transformer", None)
+    if rewriter is None or transformer is None:
+        return False
+    if getattr(transformer, "evotui_patched", False):
+        return True
+
+    def dynamic(value):
+        return isinstance(value, tl.tensor)
+
+    def logical(op, lhs, rhs):
+        if dynamic(rhs):
+            return getattr(lhs, "logical_and" if op == "and" else "logical_or")(rhs)
+        keep_rhs = not bool(rhs) if op == "and" else bool(rhs)
+        return rhs if keep_rhs else lhs
+
+    logical.dynamic = dynamic
+    setattr(interp, LOGICAL, logical)
+    counter = iter(range(1 << 62))
+
+    class BoolOpTransformer(type(transformer)):
+        evotui_patched = True
+
+        def visit_BoolOp(self, node):
+            node = self.generic_visit(node)
+            op = "and" if isinstance(node.op, ast.And) else "or"
+            result = node.values[0]
+            for value in node.values[1:]:
+                temp = f"{LOGICAL}_{next(counter)}"
+                load = ast.Name(id=temp, ctx=ast.Load())
+                helper = ast.Name(id=LOGICAL, ctx=ast.Load())
+                # (logical(op, t, b) if logical.dynamic(t := a) else (t and b))
+                result = ast.IfExp(
+                    test=ast.Call(func=ast.Attribute(value=helper, attr="dynamic", ctx=ast.Load()),
+                                  args=[ast.NamedExpr(target=ast.Name(id=temp, ctx=ast.Store()),
+                                                      value=result)], keywords=[]),
+                    body=ast.Call(func=ast.Name(id=LOGICAL, ctx=ast.Load()),
+                                  args=[ast.Constant(op), load, value], keywords=[]),
+                    orelse=ast.BoolOp(op=node.op, values=[ast.Name(id=temp, ctx=ast.Load()),
+                                                          copy.deepcopy(value)]))
+            return ast.copy_location(result, node)
+
+    rewriter.ast_transformer = BoolOpTransformer()
+    return True
 
 
 def _comparisons_give_int1(builder: type, interp: object) -> bool:
