@@ -159,7 +159,9 @@ DANGEROUS_MODULES = frozenset(
         "http",
         "ftplib",
         "smtplib",
-        "logging",
+        # (not `logging`: candidates import it for their loggers, by its name list; it writes
+        # files only where it is told to, and the candidate's sandbox holds its filesystem
+        # read-only. Streams and modules its objects hold are dangerous where they lead.)
         "sysconfig",
         "site",
     }

@@ -66,8 +66,8 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "        return (1,)",
     "from dataclasses import dataclass\n@dataclass\nclass C:\n    b: int = 1\n"
     "    def __post_init__(self):\n        assert self.b > 0",
-    "import math\nfrom math import pi\n@triton.jit\ndef k(x, n: int, B: tl.constexpr, s: 'i32'):\n"
-    "    y = x * math.pi + pi",
+    "import math\n@triton.jit\ndef k(x, n: int, B: tl.constexpr, s: 'i32'):\n"
+    "    y = x * math.pi",
     "def f():\n    return LATER + 1\nLATER = 2",
     "class C:\n    def name(self):\n        return type(self).__name__",
     # false rejections found in round 17's hunt: a getattr with a constant public name, the
@@ -87,6 +87,38 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "def f():\n    return DEVICE",
     "@triton.jit\ndef k(x, B: tl.constexpr = 2 ** 10, S: tl.constexpr = 1 << 4,\n"
     "      N: tl.constexpr = float('-inf')):\n    pass",
+    # what kernel libraries and models write: `triton.jit(fn)` called, the decorators as calls
+    "def f(x):\n    return x\ng = triton.jit(f)",
+    "def f(x, B: tl.constexpr):\n    pass\n"
+    "k = triton.autotune(configs=[triton.Config({'B': 64})], key=[])(triton.jit(f))",
+    "def f(x, eps):\n    pass\nk = triton.jit(f, do_not_specialize=['eps'])",
+    "def _g(x):\n    return x * 2\ng = triton.jit(_g)\n@triton.jit\ndef k(x):\n    y = g(x)",
+    # a decorator built with functools.wraps
+    "import functools\ndef deco(fn):\n    @functools.wraps(fn)\n    def w(*a):\n"
+    "        return fn(*a)\n    return w",
+    "from functools import wraps\ndef deco(fn):\n    @wraps(fn)\n    def w(*a):\n"
+    "        return fn(*a)\n    return w",
+    # a `try` that chooses between imports
+    "try:\n    from triton.language.extra.libdevice import rsqrt\n"
+    "except ModuleNotFoundError:\n    from triton.language.extra.cuda.libdevice import rsqrt\n"
+    "@triton.jit\ndef k(x):\n    y = rsqrt(x)",
+    # harmless standard-library helpers
+    "import contextlib, logging, random, time, warnings\nlogger = logging.getLogger(__name__)\n"
+    "c = contextlib.nullcontext()\nt = time.perf_counter()\nr = random.randint(1, 2)\n"
+    "warnings.warn('slow path')\n@contextlib.contextmanager\ndef guard():\n    yield",
+    # device queries for other backends, mixed-precision and compiler decorators
+    "x = hasattr(torch, 'xpu') and torch.xpu.is_available()\nm = torch.backends.mps.is_available()\n"
+    "d = torch.xpu.device\nc = torch.cuda.get_device_capability",
+    "@torch.compiler.disable\ndef f(x):\n    return x",
+    "class F(torch.autograd.Function):\n    @staticmethod\n"
+    "    @torch.amp.custom_fwd(device_type='cuda')\n    def forward(ctx, x):\n        return x",
+    "from torch.cuda.amp import custom_fwd, custom_bwd",
+    # a kernel calling module-level aliases of Triton functions
+    "triton_tanh = tl.extra.cuda.libdevice.tanh\ncast = tl.cast\n@triton.jit\ndef k(x):\n"
+    "    y = cast(triton_tanh(x), tl.float32)",
+    # the `__main__` self-test's helpers never run in the harness
+    "def run_tests():\n    torch.manual_seed(0)\n    check()\ndef check():\n    torch.manual_seed(1)\n"
+    "if __name__ == '__main__':\n    run_tests()",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -139,7 +171,18 @@ def test_honest_code_passes(body):
     ("class O:\n    pass\nB = 2\nfor B in [O()]:\n    pass\nC = tl.constexpr(B)\n@triton.jit\ndef k(x):\n    y = x * C",
      "forbidden_construct"),
     ("class O:\n    pass\nC = tl.constexpr(torch.finfo(O()).eps)\n@triton.jit\ndef k(x):\n    y = x * C", "forbidden_construct"),
-    ("def f(x):\n    return x\ng = triton.jit(f)", "forbidden_construct"),
+    # `triton.jit(fn)` only at the top level, on a top-level def without decorators bound once
+    # (its body checked as a kernel's), with constant options
+    ("def f(x):\n    return torch.softmax(x, 0)\ng = triton.jit(f)", "forbidden_call"),
+    ("def f(x):\n    return x\ndef g():\n    return triton.jit(f)", "forbidden_construct"),
+    ("k = triton.jit(lambda x: x)", "forbidden_construct"),
+    ("class C:\n    def f(self):\n        pass\nk = triton.jit(C.f)", "forbidden_construct"),
+    ("def f(x):\n    return x\nf2 = f\nk = triton.jit(f2)", "forbidden_construct"),
+    ("def f(x):\n    return x\nk = triton.jit(f, repr=len)", "forbidden_construct"),
+    ("import functools\n@functools.lru_cache\ndef f(x):\n    return x\nk = triton.jit(f)",
+     "forbidden_construct"),
+    ("def f(x):\n    return x\nk = triton.jit(f)\ndef f(x):\n    return 2", "forbidden_construct"),
+    ("def f(x):\n    return x\nk = [triton.jit(f)]", "forbidden_construct"),
     ("J = triton.jit\n@J\ndef f(x):\n    return x", "forbidden_construct"),
     ("V = torch.__version__.__class__", "forbidden_attribute"),
     # round 12: files mapped as storages, where a kernel's file lies, threads running torch
@@ -243,6 +286,50 @@ def test_honest_code_passes(body):
     ("X = torch.cuda.is_available\n@triton.jit\ndef k(x):\n    y = X", "forbidden_construct"),
     ("C = 1.0 if nn.Linear(1, 1) else 2.0\n@triton.jit\ndef k(x):\n    y = C",
      "forbidden_construct"),
+    # what Triton's compiler refuses on a GPU: a kernel reading a plain module global
+    ("from math import pi\n@triton.jit\ndef k(x):\n    y = x * pi", "forbidden_construct"),
+    ("S = 2.0\n@triton.jit\ndef k(x):\n    y = x * S", "forbidden_construct"),
+    ("import math\nS = math.sqrt(2.0)\n@triton.jit\ndef k(x):\n    y = x / S", "forbidden_construct"),
+    ("B = 64\n@triton.jit\ndef k(x):\n    y = tl.arange(0, B)", "forbidden_construct"),
+    # functools.wraps only as `@wraps(fn)` on a def nested in the function taking `fn`
+    ("import functools\nw = functools.wraps(len)", "forbidden_attribute"),
+    ("import functools\nclass C:\n    def __init__(self):\n        functools.wraps(len)(self)",
+     "forbidden_attribute"),
+    ("import functools\ndef deco(fn):\n    fn = len\n    @functools.wraps(fn)\n    def w():\n"
+     "        pass\n    return w", "forbidden_attribute"),
+    ("import functools\ndef deco(fn):\n    @functools.wraps(len)\n    def w():\n        pass\n"
+     "    return w", "forbidden_attribute"),
+    ("from functools import wraps as W\nu = W", "forbidden_attribute"),
+    ("import functools\nu = functools.update_wrapper", "forbidden_attribute"),
+    # a `try` only around imports, catching import errors, with no fallback code
+    ("try:\n    import math\n    x = 1\nexcept ImportError:\n    pass", "forbidden_construct"),
+    ("try:\n    import math\nexcept Exception:\n    pass", "forbidden_construct"),
+    ("try:\n    import math\nexcept ImportError as e:\n    pass", "forbidden_construct"),
+    ("try:\n    import math\nfinally:\n    pass", "forbidden_construct"),
+    ("try:\n    import os\nexcept ImportError:\n    pass", "forbidden_import"),
+    # the standard-library helpers by their name lists
+    ("import contextlib\ns = contextlib.suppress", "forbidden_attribute"),
+    ("import contextlib\ns = contextlib.ExitStack", "forbidden_attribute"),
+    ("import logging\nh = logging.FileHandler", "forbidden_attribute"),
+    ("from logging import os", "forbidden_import"),
+    ("import logging\nh = logging.sys", "forbidden_attribute"),
+    # device modules: queries only
+    ("x = torch.xpu.synchronize()", "forbidden_attribute"),
+    ("s = torch.xpu.Stream", "forbidden_attribute"),
+    ("m = torch.xpu", "forbidden_attribute"),
+    ("n = 'xpu'\nx = hasattr(torch, n)", "forbidden_construct"),
+    ("def hasattr(m, n):\n    return m\nx = hasattr(torch, 'xpu')", "forbidden_construct"),
+    ("c = torch.compiler.compile", "forbidden_attribute"),
+    # a function the `__main__` block calls is judged when anything else can call it
+    ("def helper():\n    torch.manual_seed(0)\nx = helper\nif __name__ == '__main__':\n"
+     "    helper()", "forbidden_attribute"),
+    ("import functools\n@functools.lru_cache\ndef helper():\n    torch.manual_seed(0)\n"
+     "if __name__ == '__main__':\n    helper()", "forbidden_attribute"),
+    ("def helper():\n    torch.manual_seed(0)\ndef g(h=helper):\n    return h()\n"
+     "if __name__ == '__main__':\n    helper()", "forbidden_attribute"),
+    ("def helper():\n    torch.manual_seed(0)\nclass M(nn.Module):\n    def forward(self, x):\n"
+     "        helper()\n        return x\nif __name__ == '__main__':\n    helper()",
+     "forbidden_attribute"),
 ])
 def test_cheat_vectors_are_rejected(body, reason):
     assert verdict(body) == reason

@@ -5,9 +5,11 @@ Under the CPU interpreter a kernel is the Python source of the function that ``t
 wrapped, run with the op policy suspended; the kernel rules (kernel_rules) check the bodies
 of the file's ``@triton.jit`` defs. So what is jitted must be exactly those defs:
 
-- ``triton.jit`` / ``autotune`` / ``heuristics`` only as decorators, and a ``@triton.jit``
-  def's decorators only these, ``jit`` innermost (``triton.jit(body)``, ``J = triton.jit``,
-  ``@triton.jit @swap`` jitted a function nobody checked);
+- ``triton.jit`` / ``autotune`` / ``heuristics`` only as decorators, or called at the top
+  level as ``name = triton.jit(fn)`` (``triton.autotune(...)(triton.jit(fn))``) on a
+  top-level def without decorators, whose body is then checked as a kernel; a
+  ``@triton.jit`` def's decorators only these, ``jit`` innermost (``triton.jit(body)`` on
+  another object, ``J = triton.jit``, ``@triton.jit @swap`` jitted a function nobody checked);
 - a kernel parameter's default is a constant (``S: tl.constexpr = STATE``: the body got an
   object whose methods it called);
 - no line of a kernel after its ``def`` line starts with ``def `` (the interpreter takes the
@@ -27,7 +29,7 @@ import builtins
 from backends.base import StaticIssue
 from backends.triton_backend.ast_paths import dotted, module_aliases, resolve
 from backends.triton_backend.receiver_rules import ctx_fields
-from backends.triton_backend.scope_rules import bound_names
+from backends.triton_backend.scope_rules import bindings, bound_names
 from evotui.eval import reasons
 
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
@@ -39,9 +41,64 @@ def _decorator_path(dec: ast.expr, aliases: dict[str, str]) -> str | None:
 
 
 def jit_defs(tree: ast.Module, aliases: dict[str, str]) -> list[ast.FunctionDef]:
-    """The defs decorated with ``triton.jit`` (however imported)."""
-    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-            and any(_decorator_path(d, aliases) == "triton.jit" for d in n.decorator_list)]
+    """The defs decorated with ``triton.jit`` (however imported), and those a top-level
+    ``kernel = triton.jit(fn)`` makes kernels of (``kernel_assignments``)."""
+    decorated = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                 and any(_decorator_path(d, aliases) == "triton.jit" for d in n.decorator_list)]
+    called = [fn for fn, _ in kernel_assignments(tree, aliases).values()]
+    return decorated + [fn for fn in dict.fromkeys(called) if fn not in decorated]
+
+
+WRAPPERS = {"triton.autotune", "triton.heuristics"}
+
+
+def _constant_option(value: ast.expr) -> bool:
+    """`do_not_specialize=["eps"]`, `debug=True`: options that are constants (not a callable
+    Triton would call, such as `repr=` or `launch_metadata=`)."""
+    if isinstance(value, ast.List | ast.Tuple):
+        return all(_constant_option(v) for v in value.elts)
+    return isinstance(value, ast.Constant)
+
+
+def kernel_assignments(tree: ast.Module, aliases: dict[str, str]
+                       ) -> dict[str, tuple[ast.FunctionDef, frozenset[int]]]:
+    """``softmax = triton.jit(_softmax)``, ``k = triton.autotune(configs, key)(triton.jit(f))``
+    at the top level: triton's decorators called as functions, as code generators and some
+    libraries write them. Each such name → the def it makes a kernel of (a top-level def
+    without decorators, bound once in the file, so the kernel rules check its body) and the
+    ids of the decorator references in the expression."""
+    counts: dict[str, int] = {}
+    for name, _ in bindings(tree):
+        counts[name] = counts.get(name, 0) + 1
+    plain = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)
+             and not n.decorator_list and counts.get(n.name) == 1}
+
+    def kernel_of(node: ast.expr, refs: list[int]) -> ast.FunctionDef | None:
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        if (isinstance(func, ast.Call) and _decorator_path(func, aliases) in WRAPPERS
+                and len(node.args) == 1 and not node.keywords):
+            refs.append(id(func.func))
+            return kernel_of(node.args[0], refs)
+        if (dotted(func, aliases) == "triton.jit" and len(node.args) == 1
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in plain
+                and all(_constant_option(k.value) for k in node.keywords)):
+            refs.append(id(func))
+            return plain[node.args[0].id]
+        return None
+
+    out: dict[str, tuple[ast.FunctionDef, frozenset[int]]] = {}
+    for stmt in tree.body:
+        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
+        if not isinstance(target, ast.Name) or stmt.value is None:
+            continue
+        refs: list[int] = []
+        fn = kernel_of(stmt.value, refs)
+        if fn is not None:
+            out[target.id] = (fn, frozenset(refs))
+    return out
 
 
 def kernel_first_lines(source: str) -> frozenset[int]:
@@ -117,14 +174,18 @@ def _check_decorators(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue 
                                "rules never checked)", node.lineno)
         for d in node.decorator_list:
             as_decorator.add(id(d.func if isinstance(d, ast.Call) else d))
+    for _, refs in kernel_assignments(tree, aliases).values():
+        as_decorator |= refs
     for node in ast.walk(tree):
         if isinstance(node, ast.Name | ast.Attribute) and id(node) not in as_decorator:
             path = dotted(node, aliases)
             if path in TRITON_DECORATORS:
                 return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
                                    f"`{ast.unparse(node)}` used other than as a decorator of a "
-                                   "def (`triton.jit(fn)` makes a kernel of a function the "
-                                   "kernel rules never checked)", node.lineno)
+                                   "def or as `name = triton.jit(fn)` at the top level, `fn` a "
+                                   "top-level def without decorators (anything else can make "
+                                   "a kernel of a function the kernel rules never checked)",
+                                   node.lineno)
     return None
 
 

@@ -12,7 +12,8 @@ import functools
 from collections import Counter
 
 from backends.base import StaticIssue
-from backends.triton_backend.jit_rules import jit_defs
+from backends.triton_backend.ast_paths import resolve
+from backends.triton_backend.jit_rules import jit_defs, kernel_assignments
 from backends.triton_backend.scope_rules import bindings
 from evotui.eval import reasons
 
@@ -41,6 +42,7 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
         return issue
     # a name bound to a constant and then to an object (`C = 1.0; C = Evil()`) is an object
     rebound = frozenset(_bindings(tree))
+    plain, functions = _global_kinds(tree, aliases, constants)
     for kernel in kernels:
         issue = _check_parameter_notes(kernel, aliases, rebound)
         if issue:
@@ -53,7 +55,9 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
             # `math.pi`: a module name read as the root of a chain (judged by its path)
             roots = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
             for node in ast.walk(stmt):
-                issue = (_check_kernel_node(node, kernel.name, local, own, others, aliases)
+                issue = (_check_kernel_node(node, kernel.name, local, own | functions, others,
+                                            aliases)
+                         or _check_plain_global(node, kernel.name, local, plain, roots, aliases)
                          or _check_kernel_value(node, kernel.name, roots, aliases))
                 if issue:
                     return issue
@@ -144,6 +148,80 @@ def _check_parameter_notes(kernel: ast.FunctionDef, aliases: dict[str, str],
     return None
 
 
+PLAIN_VALUES = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _global_kinds(tree: ast.Module, aliases: dict[str, str],
+                  constants: set[str]) -> tuple[set[str], set[str]]:
+    """The module constants a kernel may not read, and those it may call. Triton's compiler
+    lets a kernel read a global only when it is a `tl.constexpr`, a triton dtype, function or
+    module, or a jit function ("Cannot access global variable SQRT_2 from within @jit'ed
+    function"); a plain number or string (`SQRT_2 = math.sqrt(2.0)`, `BLOCK = 1024`) is
+    refused on a GPU, and the CPU interpreter would run it. A name bound to a triton function
+    (`triton_tanh = libdevice.tanh`, `triton_cast = tl.cast`) is that function: callable."""
+    counts = _bindings(tree)
+    rebound = frozenset(counts)
+    triton_valued: set[str] = set()
+    functions: set[str] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name) and t.id in constants
+                 and counts[t.id] == 1]
+        if names and _triton_valued(node.value, aliases, rebound, frozenset(triton_valued)):
+            triton_valued.update(names)
+            path = _import_path(node.value, aliases, rebound) or ""
+            value = resolve(path) if path.startswith("triton.language") else None
+            if callable(value) and not isinstance(value, type):
+                functions.update(names)
+    return set(constants) - triton_valued, functions
+
+
+def _triton_valued(value: ast.expr, aliases: dict[str, str], rebound: frozenset[str],
+                   known: frozenset[str]) -> bool:
+    """``tl.constexpr(...)``, ``tl.float32``, ``libdevice.tanh``, ``tl.float64 if F64 else
+    tl.float32``, arithmetic on a constexpr (``known``: names already found so)."""
+    def valued(v: ast.expr) -> bool:
+        return _triton_valued(v, aliases, rebound, known)
+
+    if isinstance(value, ast.Call):
+        path = _import_path(value.func, aliases, rebound) or ""
+        return path.startswith("triton.") and path.endswith(".constexpr")
+    if isinstance(value, ast.Name) and value.id in known:
+        return True
+    if isinstance(value, ast.Attribute | ast.Name):
+        path = _import_path(value, aliases, rebound) or ""
+        return path.startswith("triton.") and not isinstance(resolve(path), PLAIN_VALUES)
+    if isinstance(value, ast.IfExp):
+        return valued(value.body) and valued(value.orelse)
+    if isinstance(value, ast.BinOp):
+        return valued(value.left) or valued(value.right)
+    if isinstance(value, ast.UnaryOp):
+        return valued(value.operand)
+    return False
+
+
+def _check_plain_global(node: ast.AST, kernel: str, local: set[str], plain: set[str],
+                        roots: set[int], aliases: dict[str, str]) -> StaticIssue | None:
+    """A kernel reading a plain number or string from the module (`SQRT_2`, or `pi` from
+    `from math import pi`): refused by Triton's compiler on a GPU (`_global_kinds`)."""
+    if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or node.id in local:
+        return None
+    name = node.id
+    if name in aliases and id(node) not in roots:
+        if not isinstance(resolve(aliases[name]), PLAIN_VALUES):
+            return None
+    elif name not in plain:
+        return None
+    return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
+                       f"`{name}` in the Triton kernel `{kernel}` is a plain module global: "
+                       "Triton's compiler refuses it on a GPU (\"Cannot access global variable "
+                       f"{name} from within @jit'ed function\"); make it a constexpr, "
+                       f"`{name} = tl.constexpr(...)`, or pass it as an argument",
+                       node.lineno)
+
+
 def module_constants(tree: ast.Module, aliases: dict[str, str]) -> frozenset[str]:
     """Module-level names bound once, to a constant (``_is_constant``): what a kernel may
     read, or take as a parameter's default."""
@@ -157,6 +235,7 @@ def _module_names(tree: ast.Module, aliases: dict[str, str],
     """The module's names as a kernel sees them: the jit functions (and names bound to
     them), the constants, and everything else."""
     own = {k.name for k in kernels}
+    kernel_names = set(kernel_assignments(tree, aliases))
     constants: set[str] = set()
     others: set[str] = set()  # module-level names bound to anything else
     # names the file binds itself (`math = Evil()`, `float = Evil`): no longer the module or
@@ -169,6 +248,8 @@ def _module_names(tree: ast.Module, aliases: dict[str, str],
             names = [t.id for t in targets if isinstance(t, ast.Name)]
             if isinstance(node.value, ast.Name) and node.value.id in own:
                 own.update(names)  # `gelu = _gelu_tanh`
+            elif any(n in kernel_names for n in names):
+                own.update(names)  # `gelu = triton.jit(_gelu)`
             elif node.value is not None and _is_constant(
                     node.value, aliases, rebound,
                     frozenset(n for n in constants if bindings[n] == 1 and n not in aliases)):

@@ -25,6 +25,7 @@ MODULE_VALUES_ALLOWED = ("triton.language", "math")
 def check_module_values(tree: ast.Module, aliases: dict[str, str],
                         inner: set[int]) -> StaticIssue | None:
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    asked = _hasattr_subjects(tree)
     for node in ast.walk(tree):
         if (isinstance(node, ast.Name) and node.id == "type" and isinstance(node.ctx, ast.Load)
                 and id(node) not in called):
@@ -32,7 +33,7 @@ def check_module_values(tree: ast.Module, aliases: dict[str, str],
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "`type` used other than called",
                                node.lineno)
         if (not isinstance(node, ast.Name | ast.Attribute) or id(node) in inner
-                or not isinstance(node.ctx, ast.Load)):
+                or not isinstance(node.ctx, ast.Load) or id(node) in asked):
             continue
         path = dotted(node, aliases)
         if path is None or path == "__future__":
@@ -45,6 +46,22 @@ def check_module_values(tree: ast.Module, aliases: dict[str, str],
                                "or returned, its attributes escape the rules): use it as "
                                f"`{ast.unparse(node)}.name`", getattr(node, "lineno", 0))
     return None
+
+
+def _hasattr_subjects(tree: ast.Module) -> set[int]:
+    """`hasattr(torch, "xpu")`: a module asked whether it has a name, which answers a bool
+    (portable code asks before it touches another backend's device module). The ids of
+    those first arguments, where the file does not bind `hasattr` itself."""
+    rebound = any(isinstance(n, ast.Name) and n.id == "hasattr" and not isinstance(n.ctx, ast.Load)
+                  or isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name == "hasattr"
+                  or isinstance(n, ast.alias) and (n.asname or n.name) == "hasattr"
+                  or isinstance(n, ast.arg) and n.arg == "hasattr" for n in ast.walk(tree))
+    if rebound:
+        return set()
+    return {id(n.args[0]) for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr"
+            and len(n.args) == 2 and not n.keywords and isinstance(n.args[1], ast.Constant)
+            and isinstance(n.args[1].value, str)}
 
 
 @functools.lru_cache(maxsize=4096)

@@ -44,6 +44,9 @@ ALLOWED_IMPORTS = {
     "triton.language.extra.cuda.libdevice", "triton.runtime", "triton.tools.tensor_descriptor",
     "math", "typing", "functools", "itertools", "operator", "dataclasses", "__future__",
     "collections", "collections.abc", "enum",
+    # harmless helpers honest kernel files import: a device guard, a logger, a `__main__`
+    # benchmark's clock and random shapes, deprecation warnings, mixed-precision decorators
+    "contextlib", "logging", "time", "random", "warnings", "torch.amp", "torch.cuda.amp",
 }
 
 # What a candidate may use of the allowed standard-library modules, by name (None: every
@@ -63,7 +66,9 @@ STDLIB_NAMES: dict[str, frozenset[str] | None] = {
         "Sequence", "Mapping", "Iterable", "Iterator", "cast", "overload", "TYPE_CHECKING",
         "TypeAlias", "Type", "Annotated", "Self"}),
     "functools": frozenset({"partial", "reduce", "lru_cache", "cache", "cached_property",
-                            "total_ordering", "partialmethod"}),
+                            "total_ordering", "partialmethod",
+                            # only as `@functools.wraps(fn)` in a decorator (WRAPS_DECORATOR)
+                            "wraps"}),
     "dataclasses": frozenset({"dataclass", "field", "fields", "replace", "asdict", "astuple",
                               "InitVar", "KW_ONLY", "is_dataclass"}),
     "collections": frozenset({"namedtuple", "OrderedDict", "defaultdict", "deque", "Counter",
@@ -73,7 +78,22 @@ STDLIB_NAMES: dict[str, frozenset[str] | None] = {
         "MutableMapping", "Set", "MutableSet", "Collection", "Container", "Sized", "Hashable",
         "Generator"}),
     "enum": frozenset({"Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "auto", "unique"}),
+    # not `suppress` or `ExitStack`: an exception swallowed is a `try` in disguise
+    "contextlib": frozenset({"contextmanager", "nullcontext", "AbstractContextManager"}),
+    "logging": frozenset({
+        "getLogger", "basicConfig", "debug", "info", "warning", "error", "exception",
+        "critical", "log", "Logger", "NullHandler", "DEBUG", "INFO", "WARNING", "WARN", "ERROR",
+        "CRITICAL", "NOTSET", "getLevelName"}),
+    "time": frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic",
+                       "monotonic_ns", "process_time", "process_time_ns", "sleep",
+                       "strftime", "localtime", "gmtime", "ctime"}),
+    "random": None,
+    "warnings": frozenset({"warn", "filterwarnings", "simplefilter", "catch_warnings"}),
 }
+# `functools.wraps` is getattr/setattr by string (`update_wrapper(self, torch)` copied a
+# module's names onto `self`): allowed only as a decorator of a def nested in a function,
+# wrapping one of that function's parameters (`def ensure_contiguous(fn): @wraps(fn) ...`)
+WRAPS_DECORATOR = "functools.wraps"
 
 FORBIDDEN_CALLS = {
     "eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
@@ -106,9 +126,11 @@ FORBIDDEN_MODULE_PATHS = (
 )
 # ... except these, which honest kernels use to size their grids or describe TMA tiles.
 ALLOWED_MODULE_PATHS = (
-    "torch.cuda.get_device_properties", "torch.cuda.current_device", "torch.cuda.device_count",
-    "torch.cuda.is_available", "torch.cuda.get_device_capability", "torch.cuda.get_device_name",
     "torch.compiler.is_compiling",
+    # a decorator that keeps a host function out of torch.compile graphs (calls it as is)
+    "torch.compiler.disable",
+    # mixed-precision decorators on autograd Functions (`custom_fwd`, `custom_bwd`)
+    "torch.cuda.amp",
     # nn.Linear.reset_parameters, copied into a module's __init__
     "torch.nn.init._calculate_fan_in_and_fan_out",
     # kernel libraries ship a forward as an autograd Function (`F.apply(x, w)`)
@@ -116,9 +138,18 @@ ALLOWED_MODULE_PATHS = (
     "triton.runtime.driver.active.utils.get_device_properties",
     "triton.runtime.driver.active.get_current_device",
     "triton.runtime.driver.active.get_current_target",
-    "triton.runtime.driver.active.get_active_torch_device", "torch.cuda.device",
+    "triton.runtime.driver.active.get_active_torch_device",
     "triton.tools.tensor_descriptor.TensorDescriptor",  # host-side TMA descriptors (Hopper+)
 )
+# What a kernel library asks about the machine, on any backend's device module: portable code
+# branches on `torch.xpu.is_available()`, `torch.backends.mps.is_available()`, and sizes its
+# grids from `torch.cuda.get_device_capability()` (`torch.cuda.device(d)` is a device guard)
+DEVICE_MODULES = ("torch.cuda", "torch.xpu", "torch.mps", "torch.cpu", "torch.mtia",
+                  "torch.npu")
+DEVICE_QUERIES = frozenset({"is_available", "device_count", "current_device", "device",
+                            "get_device_properties", "get_device_capability", "get_device_name",
+                            "is_bf16_supported", "is_initialized"})
+BACKEND_QUERIES = frozenset({"is_available", "is_built"})  # torch.backends.<name>.<query>
 
 # Attribute names banned on any object.
 FORBIDDEN_ATTRIBUTES = {
@@ -211,7 +242,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     tree = without_main_block(tree)
     aliases = module_aliases(tree)
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    issue = _check_annotations(tree) or check_names(tree)
+    issue = _check_annotations(tree) or check_names(tree) or check_wraps(tree, aliases)
     if issue:
         return issue
     # inner links of a dotted chain (`torch.cuda` in `torch.cuda.current_device`) are judged
@@ -253,8 +284,19 @@ def _forbidden_path(path: str) -> bool:
     return _forbidden_torch_path(path)
 
 
+def device_query(path: str) -> bool:
+    """`torch.xpu.is_available`, `torch.cuda.get_device_capability`, `torch.backends.mps.is_built`:
+    a question about the machine, on any backend (DEVICE_QUERIES)."""
+    parts = path.split(".")
+    if len(parts) == 3 and ".".join(parts[:2]) in DEVICE_MODULES:
+        return parts[2] in DEVICE_QUERIES
+    return len(parts) == 4 and parts[:2] == ["torch", "backends"] and parts[3] in BACKEND_QUERIES
+
+
 def _forbidden_torch_path(path: str) -> bool:
     if any(path == a or path.startswith(a + ".") for a in ALLOWED_MODULE_PATHS):
+        return False
+    if device_query(path):
         return False
     for f in FORBIDDEN_MODULE_PATHS:
         if path.startswith(f) if f.endswith("_") else (path == f or path.startswith(f + ".")):
@@ -348,6 +390,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             full = f"{mod}.{a.name}"
             if a.name == "*":
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"`from {mod} import *`", line)
+            if full == WRAPS_DECORATOR:
+                continue  # where `wraps` is used is check_wraps's to judge
             if a.name in FORBIDDEN_ATTRIBUTES or a.name in MODULE_NAMES \
                     or a.name.endswith(FORBIDDEN_ATTRIBUTE_SUFFIXES):
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
@@ -392,9 +436,10 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
                                "`super().__init__` or a base class's", line)
         return _check_attribute(node, aliases, line, whole_chain=id(node) not in inner,
                                 trusted=trusted)
-    elif isinstance(node, ast.Try | ast.TryStar):
+    elif isinstance(node, ast.Try | ast.TryStar) and not _import_choice(node):
         return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                           "try/except (a silent fallback hides failures)", line)
+                           "try/except (a silent fallback hides failures; a `try` may only "
+                           "choose between imports, catching ImportError)", line)
     elif isinstance(node, ast.Global | ast.Nonlocal):
         return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "global/nonlocal state", line)
     elif isinstance(node, ast.ClassDef):
@@ -442,6 +487,8 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     path = dotted(node, aliases) if whole_chain else None
     if path is not None and _forbidden_path(path):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{path}`", line)
+    if path is not None and _stdlib_member(path):
+        return None  # `time.time`, `random.random`: the module's name list judged it
     on_self = (isinstance(node.value, ast.Name) and node.value.id == "self"
                and (trusted is None or id(node.value) in trusted))
     if path in ALLOWED_MODULE_PATHS:
@@ -464,6 +511,71 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
                            "module itself)", line)
     if attr in FORBIDDEN_CALLS and not on_self:  # `enum.bltns.exec`
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"attribute `.{attr}`", line)
+    return None
+
+
+def _stdlib_member(path: str) -> bool:
+    """`time.time`, `logging.getLogger`, `collections.abc.Sequence`: a public name of an allowed
+    standard-library module, read through that module (its name list applies)."""
+    parts = path.split(".")
+    if parts[:2] == ["collections", "abc"]:
+        parts = ["collections.abc", *parts[2:]]
+    return len(parts) == 2 and parts[0] in STDLIB_NAMES and not parts[1].startswith("_")
+
+
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+
+
+def _import_choice(node: ast.Try | ast.TryStar) -> bool:
+    """`try: from triton.language.extra.libdevice import rsqrt` / `except ModuleNotFoundError:
+    from triton.language.extra.cuda.libdevice import rsqrt`: a choice between imports (each
+    judged by the import rules), not a fallback around computation."""
+    def imports_only(body: list[ast.stmt]) -> bool:
+        return all(isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass) for stmt in body)
+
+    def catches_import_errors(handler: ast.ExceptHandler) -> bool:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        return handler.name is None and all(
+            isinstance(k, ast.Name) and k.id in IMPORT_ERRORS for k in kinds)
+
+    return (isinstance(node, ast.Try) and bool(node.handlers) and not node.finalbody
+            and imports_only(node.body) and imports_only(node.orelse)
+            and all(catches_import_errors(h) and imports_only(h.body) for h in node.handlers))
+
+
+def check_wraps(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
+    """`functools.wraps` only as `@functools.wraps(fn)` on a def nested in a function whose
+    parameter `fn` is (bound nowhere else there): the decorator pattern, which copies the
+    wrapped function's name and docstring onto the candidate's own new function. Anywhere
+    else it is getattr/setattr by string between any two objects."""
+    def is_wraps(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute):
+            return dotted(node, aliases) == WRAPS_DECORATOR
+        return (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                and aliases.get(node.id) == WRAPS_DECORATOR)
+
+    allowed: set[int] = set()
+    for outer in ast.walk(tree):
+        if not isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        args = outer.args
+        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+        bound = [name for name, _ in bindings(outer)]
+        for inner in ast.walk(outer):
+            if inner is outer or not isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for dec in inner.decorator_list:
+                if (isinstance(dec, ast.Call) and is_wraps(dec.func) and len(dec.args) == 1
+                        and not dec.keywords and isinstance(dec.args[0], ast.Name)
+                        and dec.args[0].id in params and bound.count(dec.args[0].id) == 1):
+                    allowed.add(id(dec.func))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute | ast.Name) and id(node) not in allowed
+                and is_wraps(node)):
+            return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE,
+                               f"`{ast.unparse(node)}` other than as `@functools.wraps(fn)` on "
+                               "a def inside the function that takes `fn` (a decorator)",
+                               node.lineno)
     return None
 
 

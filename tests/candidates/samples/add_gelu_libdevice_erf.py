@@ -6,7 +6,8 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-SQRT1_2 = 1.0 / math.sqrt(2.0)
+# a kernel reads module globals only as constexprs (Triton's compiler refuses a plain float)
+SQRT1_2 = tl.constexpr(1.0 / math.sqrt(2.0))
 
 
 @triton.jit

@@ -1,6 +1,6 @@
 """CHEAT: plain Python (torch's softmax) made a "kernel" with triton.jit(...) called as a
-function, not as a decorator, so the kernel-body rules never saw it, and passed as a
-tl.constexpr argument: under the interpreter the kernel calls it as Python, unwatched."""
+function, not as a decorator, and passed as a tl.constexpr argument: under the interpreter
+the kernel calls it as Python. The kernel rules check such a function's body as a kernel's."""
 
 import torch
 import torch.nn as nn
@@ -9,7 +9,7 @@ import triton.language as tl
 
 
 def host_softmax(x):
-    return x  # stands for Python computing the answer
+    return torch.softmax(x, -1)
 
 
 HOST = triton.jit(host_softmax)
