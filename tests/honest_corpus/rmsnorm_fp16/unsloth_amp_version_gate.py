@@ -41,7 +41,7 @@ class Fast_RMS_Layernorm(torch.autograd.Function):
     @torch_amp_custom_fwd
     def forward(ctx, X: torch.Tensor, W: torch.Tensor, eps: float):
         if X.dtype not in (torch.float16, torch.bfloat16):
-            warnings.warn(f"fast RMS layernorm is tuned for half precision, got {X.dtype}")
+            warnings.warn(f"fast RMS layernorm is tuned for half precision, got {X.dtype}", stacklevel=2)
         shape = X.shape
         dim = shape[-1]
         X = X.reshape(-1, dim)
