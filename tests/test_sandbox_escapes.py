@@ -141,3 +141,41 @@ def test_a_poisoned_worker_does_not_reach_the_next_candidate(pool, task):
     assert honest_is_accepted(pool, task)
     result = evaluate(pool, task, HONEST.replace("        escape()\n", ""))
     assert result.accepted, result.message
+
+
+def test_no_local_service_is_reached_through_a_unix_socket(pool, task, tmp_path):
+    servers = []
+    path = tmp_path / "service.sock"
+    abstract = f"evotui-test-{uuid.uuid4().hex}"
+    for address in (str(path), "\0" + abstract):
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(address)
+        server.listen()
+        server.settimeout(0.5)
+        servers.append(server)
+    try:
+        result = evaluate(pool, task, candidate("unix_sockets.py", path=path, abstract=abstract))
+        for server in servers:
+            with pytest.raises(TimeoutError):
+                server.accept()
+    finally:
+        for server in servers:
+            server.close()
+    assert result.accepted, result.message
+
+
+def test_no_program_runs(pool, task, tmp_path):
+    marker = tmp_path / "owned"
+    result = evaluate(pool, task, candidate("run_programs.py", marker=marker))
+    assert not marker.exists()
+    assert result.accepted, result.message
+
+
+def test_killing_every_process_in_sight_harms_only_itself(pool, task):
+    pids = {lane.candidate.proc.pid for lane in pool.lanes if lane.candidate.alive}
+    pids |= {lane.judge.proc.pid for lane in pool.lanes if lane.judge.alive}
+    evaluate(pool, task, candidate("kill_workers.py"))
+    assert all(lane.candidate.alive and lane.judge.alive for lane in pool.lanes)
+    assert {lane.candidate.proc.pid for lane in pool.lanes} | \
+        {lane.judge.proc.pid for lane in pool.lanes} == pids
+    assert honest_is_accepted(pool, task)
