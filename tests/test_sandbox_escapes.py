@@ -179,3 +179,17 @@ def test_killing_every_process_in_sight_harms_only_itself(pool, task):
     assert {lane.candidate.proc.pid for lane in pool.lanes} | \
         {lane.judge.proc.pid for lane in pool.lanes} == pids
     assert honest_is_accepted(pool, task)
+
+
+def test_a_task_under_a_hidden_folder_is_still_evaluated(pool, tmp_path):
+    """The task file is the harness's to read: one under /tmp (hidden from the candidate by
+    the mount namespace) loads all the same."""
+    import shutil
+
+    from evotui.task import resolve_task
+
+    folder = tmp_path / "softmax"
+    shutil.copytree(SAMPLES / "softmax", folder)
+    moved = resolve_task(folder)
+    result = evaluate(pool, moved, (folder / "seed.py").read_text())
+    assert result.accepted, result.message

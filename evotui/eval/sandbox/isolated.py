@@ -66,13 +66,12 @@ def _send(write_fd: int, answer: dict[str, Any]) -> None:
         view = view[os.write(write_fd, view):]
 
 
-def _candidate(write_fd: int, prepare: Callable[[], Any],
-               body: Callable[[Any], dict[str, Any]], confinement: Confinement | None) -> None:
+def _candidate(write_fd: int, state: Any, body: Callable[[Any], dict[str, Any]],
+               confinement: Confinement | None) -> None:
     """The candidate's side of the request; never returns."""
     try:
         namespaces.set_parent_death_signal(signal.SIGKILL)
         _close_fds_except(write_fd)
-        state = prepare()  # the harness's own set-up (the task), before confinement
         try:
             confine(confinement)
         except OSError as e:
@@ -94,12 +93,18 @@ def _leader(read_fd: int, write_fd: int, prepare: Callable[[], Any],
         os.close(read_fd)
         os.setpgid(0, 0)
         namespaces.set_parent_death_signal(signal.SIGKILL)
+        try:  # the harness's own set-up (the task file), before the namespaces hide it
+            state = prepare()
+        except BaseException as e:  # noqa: BLE001 - a failure it names is the answer
+            _send(write_fd, {"ok": False, "reason": getattr(e, "reason", "harness_error"),
+                             "message": getattr(e, "message", f"{type(e).__name__}: {e}")})
+            os._exit(0)
         if confinement is not None:
             namespaces.enter()
             namespaces.hide_socket_folders(keep=confinement.scratch)
         pid = os.fork()
         if pid == 0:
-            _candidate(write_fd, prepare, body, confinement)
+            _candidate(write_fd, state, body, confinement)
         os.close(write_fd)
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         os._exit(code if code >= 0 else 128 - code)
@@ -130,7 +135,8 @@ def _end(pid: int, grace_s: float) -> int:
 
 def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any]],
                  confinement: Confinement | None, timeout_s: float) -> Outcome:
-    """``body(prepare())`` in a fresh process; ``prepare`` runs there before confinement."""
+    """``body(prepare())`` in a fresh process; ``prepare`` runs there before confinement
+    (single-threaded: a process with threads cannot enter a user namespace)."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
