@@ -1,12 +1,11 @@
 """Fixes for Triton's CPU interpreter (seen in triton 3.9): bf16, comparisons, libdevice,
-float arguments, `and`/`or`, and two holes.
+float arguments, `and`/`or`, and a hole. (Where the interpreter finds a kernel's source is
+the launch hooks' business: ``LaunchRecorder`` gives it the checked text.)
 
 - fp32 -> bf16 casts truncate instead of rounding to nearest even as the GPU does;
 - bf16 ``tl.dot`` multiplies the raw 16-bit patterns as integers;
 - bf16 ``+ - *``, negation, comparisons, min/max, ``tl.sum`` and casts to and from ints
   work on the raw 16-bit patterns too (``interpreter_bf16``);
-- a kernel's source is taken from the last line starting with ``def `` (a string in the
-  kernel's body could hold another, unchecked, kernel): now from the def statement itself;
 - a pointer is a host address: loads and stores are bounded to the launch's tensors
   (``interpreter_bounds``);
 - comparisons are typed as their operands, so a block mask ``&`` a scalar comparison
@@ -68,24 +67,6 @@ def apply_interpreter_fixes() -> list[str]:
         patched_dot.evotui_patched = True
         builder.create_dot = patched_dot
         patched.append("bf16 tl.dot computes in fp32")
-    rewriter = interp.__dict__.get("FunctionRewriter")
-    find_def = getattr(rewriter, "_find_def", None)
-    if find_def is not None and not getattr(find_def, "evotui_patched", False):
-        def own_def(self, lines):
-            # the interpreter took the *last* line starting with `def ` (a string in the body
-            # could hold another kernel); the def statement itself, as Python parses it
-            import ast
-            import textwrap
-
-            try:
-                tree = ast.parse(textwrap.dedent("".join(lines)))
-            except SyntaxError:
-                return find_def(self, lines)
-            return tree.body[0].lineno if tree.body else find_def(self, lines)
-
-        own_def.evotui_patched = True
-        rewriter._find_def = own_def
-        patched.append("the interpreter runs a kernel's own def")
     from backends.triton_backend.interpreter_bf16 import apply_bf16_fixes
 
     patched += apply_bf16_fixes()

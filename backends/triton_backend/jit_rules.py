@@ -12,24 +12,29 @@ of the file's ``@triton.jit`` defs. So what is jitted must be exactly those defs
   another object, ``J = triton.jit``, ``@triton.jit @swap`` jitted a function nobody checked);
 - a kernel parameter's default is a constant (``S: tl.constexpr = STATE``: the body got an
   object whose methods it called);
-- no line of a kernel after its ``def`` line starts with ``def `` (the interpreter takes the
-  source from the *last* such line: a string in the body held the real kernel);
 - a kernel reads only names the file binds at top level, its own, triton's and builtins
   (``if True: STATE = {}`` hid an object from the kernel rules);
 - a ``tl.…`` name a kernel uses exists in triton (``self.lang = tl; self.lang.f = f``);
 - every name the file reads is bound in the file or a builtin: Triton's interpreter copies
   its own globals (``np``, ``inspect``, ``time``) into the module of every kernel it runs.
+
+That Triton compiles these defs' own text, not other text it found (a string in the body
+holding another ``def``, a file read in another encoding), is the launch hooks' check
+(``kernel_texts``, ``LaunchRecorder.confirm_text``), not a rule on lines.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import textwrap
+from typing import NamedTuple
 
 from backends.base import StaticIssue
 from backends.triton_backend.ast_paths import dotted, module_aliases, resolve
 from backends.triton_backend.receiver_rules import ctx_fields
 from backends.triton_backend.scope_rules import bindings, bound_names
+from backends.triton_backend.text_rules import python_lines
 from evotui.eval import reasons
 
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
@@ -101,16 +106,26 @@ def kernel_assignments(tree: ast.Module, aliases: dict[str, str]
     return out
 
 
-def kernel_first_lines(source: str) -> frozenset[int]:
-    """``co_firstlineno`` of each checked kernel's function (its first decorator's line):
-    what the launch hooks accept as the function a kernel object runs."""
+class KernelText(NamedTuple):
+    def_line: int  # the `def` line (after the decorators)
+    text: str  # the def's lines, dedented: what Triton must parse for it
+
+
+def kernel_texts(source: str) -> dict[int, KernelText]:
+    """The checked kernels by ``co_firstlineno`` (the first decorator's line: what the launch
+    hooks accept as the function a kernel object runs), each with its ``def`` statement's
+    text as Triton takes it from the file: from the ``def`` line to the last line of the
+    body, dedented. Lines are Python's (``text_rules.python_lines``), as pinned for
+    ``inspect``. Raises SyntaxError for a file that does not parse."""
     tree = ast.parse(source)
-    return frozenset(min([d.lineno for d in n.decorator_list] + [n.lineno])
-                     for n in jit_defs(tree, module_aliases(tree)))
+    lines = python_lines(source)
+    return {min([d.lineno for d in n.decorator_list] + [n.lineno]):
+            KernelText(n.lineno, textwrap.dedent("".join(lines[n.lineno - 1:n.end_lineno])))
+            for n in jit_defs(tree, module_aliases(tree))}
 
 
-def check_jit_rules(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
-    return (_check_decorators(tree, aliases) or _check_kernels(tree, aliases, source)
+def check_jit_rules(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
+    return (_check_decorators(tree, aliases) or _check_kernels(tree, aliases)
             or _check_deep_assignments(tree, aliases))
 
 
@@ -233,8 +248,7 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> StaticIssue | None:
-    lines = source.splitlines()
+def _check_kernels(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
     top = _top_level_names(tree)
     kernels = jit_defs(tree, aliases)
     own = {k.name for k in kernels}
@@ -251,11 +265,6 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str], source: str) -> St
                                    f"the default `{ast.unparse(default)}` of a parameter of the "
                                    f"Triton kernel `{kernel.name}`: only constants (the body "
                                    "would get an object)", kernel.lineno)
-        for number in range(kernel.lineno + 1, (kernel.end_lineno or kernel.lineno) + 1):
-            if lines[number - 1].strip().startswith("def "):
-                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                                   f"a line starting with `def ` {where} (the interpreter runs "
-                                   "the source from the last such line)", number)
         local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
         if args.vararg:
             local.add(args.vararg.arg)

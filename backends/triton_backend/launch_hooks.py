@@ -28,9 +28,30 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from evotui.eval import reasons
+
 
 class KernelArgumentError(TypeError):
     """A kernel argument of a type Triton would inspect by running its code."""
+
+
+class KernelSourceMismatch(KernelArgumentError):
+    """Triton read, for a kernel of the candidate's file, other text than the static rules
+    checked (another encoding of the file, another ``def`` found by a guess)."""
+
+    reason = reasons.AMBIGUOUS_SOURCE
+
+
+def same_text(read: str | None, checked: str) -> bool:
+    """``read`` (what Triton took for a kernel's source) is the checked def's text, maybe with
+    comment or blank lines after it (``inspect`` ends a block after the comments indented as
+    its body)."""
+    if read == checked:
+        return True
+    if type(read) is not str or not read.startswith(checked) or not checked.endswith("\n"):
+        return False
+    return all(not line.strip() or line.lstrip().startswith("#")
+               for line in read[len(checked):].splitlines())
 
 
 @functools.cache
@@ -230,6 +251,10 @@ def _checked_grid(grid: Any) -> Any:
     return checked
 
 
+# the recorder whose checked texts the hooks on Triton's classes ask (the last installed)
+_TEXT_CHECKER: list[LaunchRecorder] = []
+
+
 class LaunchRecorder:
     def __init__(self) -> None:
         self.launches: Counter[str] = Counter()
@@ -241,16 +266,59 @@ class LaunchRecorder:
         self.depth = 0  # nested suspensions (an autotuner around a launch, ...)
         self.interpreted = False  # Triton's CPU interpreter (set by install)
         self._installed = False
-        # file -> first lines of the functions the static rules checked as kernels; None:
-        # not checked (no candidate loaded through the worker)
-        self.kernels: dict[str, frozenset[int]] | None = None
+        # file -> the functions the static rules checked as kernels, by first line, with
+        # their checked text; None: not checked (no candidate loaded through the worker)
+        self.kernels: dict[str, dict[int, Any]] | None = None
+        self._confirmed: dict[int, Any] = {}  # id -> interpreted function whose text matched
 
     def approve(self, filename: str, source: str) -> None:
-        """The kernels of a candidate file: its ``@triton.jit`` defs, by first line (raises
-        SyntaxError for a file that does not parse)."""
-        from backends.triton_backend.jit_rules import kernel_first_lines
+        """The kernels of a candidate file: its ``@triton.jit`` defs, by first line, and the
+        text of each as checked (``source`` must be the very string the static rules parsed
+        and the module is compiled from; raises SyntaxError for a file that does not parse)."""
+        from backends.triton_backend.jit_rules import kernel_texts
 
-        self.kernels = {**(self.kernels or {}), filename: kernel_first_lines(source)}
+        self.kernels = {**(self.kernels or {}), filename: kernel_texts(source)}
+
+    def _checked(self, fn: Any) -> Any:
+        """The checked def (``jit_rules.KernelText``) that ``fn`` was compiled from."""
+        code = fn.__code__ if type(fn) is types.FunctionType else None
+        checked = None if code is None or self.kernels is None else \
+            self.kernels.get(code.co_filename, {}).get(code.co_firstlineno)
+        if checked is None:
+            raise KernelArgumentError("the kernel launched runs a function that is not one of "
+                                      "the file's @triton.jit defs")
+        return checked
+
+    def _ours(self, fn: Any) -> bool:
+        """``fn`` comes from a candidate file (not Triton's own library, say)."""
+        return (self.kernels is not None and type(fn) is types.FunctionType
+                and fn.__code__.co_filename in self.kernels)
+
+    def confirm_text(self, fn: Any, read: str | None) -> None:
+        """``read``, the text Triton parses for the kernel ``fn``, must be the text of the
+        checked def ``fn`` was compiled from: else KernelSourceMismatch."""
+        checked = self._checked(fn)
+        if not same_text(read, checked.text):
+            raise KernelSourceMismatch(
+                f"line {checked.def_line}: the source Triton read for the kernel "
+                f"`{fn.__name__}` is not the text that was checked (the file read in another "
+                "encoding, or another def taken for it)")
+
+    def _interpreter_text(self, fn: Any) -> str | None:
+        """What the interpreter parses for ``fn`` (``rewrite_ast`` below): the lines
+        ``inspect`` gives for it, from the checked def's own ``def`` line (never a line found
+        by searching), dedented; None where ``inspect`` finds none, or another block."""
+        import inspect
+        import textwrap
+
+        checked = self._checked(fn)
+        try:
+            lines, start = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            return None
+        if start != fn.__code__.co_firstlineno or not start <= checked.def_line < start + len(lines):
+            return None
+        return textwrap.dedent("".join(lines[checked.def_line - start:]))
 
     def check_kernel(self, kernel: Any) -> None:
         """A launched kernel must run one of the checked defs, as Triton built it: not a
@@ -270,10 +338,15 @@ class LaunchRecorder:
         if type(kernel) not in kinds:
             raise KernelArgumentError(f"a `{type(kernel).__name__}` launched as a kernel")
         fn = vars(kernel).get("fn")
-        code = fn.__code__ if type(fn) is types.FunctionType else None
-        if code is None or code.co_firstlineno not in self.kernels.get(code.co_filename, ()):
-            raise KernelArgumentError("the kernel launched runs a function that is not one of "
-                                      "the file's @triton.jit defs")
+        self._checked(fn)
+        # the text Triton compiles for it is that def's, as checked: a JITFunction parses its
+        # `_src`; the interpreter what `_interpreter_text` gives (confirmed once per function)
+        if type(kernel) is JITFunction:
+            state = vars(kernel)
+            self.confirm_text(fn, state["_src"] if "_src" in state else state.get("src"))
+        elif self._confirmed.get(id(fn)) is not fn:
+            self.confirm_text(fn, self._interpreter_text(fn))
+            self._confirmed[id(fn)] = fn
         shadowed = [k for k in vars(kernel) if not k.startswith("__") and hasattr(type(kernel), k)]
         if shadowed:
             raise KernelArgumentError(f"the kernel object's `{shadowed[0]}` was replaced")
@@ -321,8 +394,10 @@ class LaunchRecorder:
             cls.run = self._wrap_leaf(cls.run)  # type: ignore[method-assign]
         for cls in (autotuner.Autotuner, autotuner.Heuristics):
             cls.run = self._wrap_outer(cls.run)  # type: ignore[method-assign]
+        self._confirm_parsed_text(jit)
         self.interpreted = os.environ.get("TRITON_INTERPRET") == "1"
         if self.interpreted:
+            self._interpret_checked_text()
             # The interpreter has no driver to benchmark autotune configs with; a wall-clock
             # benchmarker lets honest autotuned candidates run (the choice is meaningless).
             autotuner.Autotuner.do_bench = property(lambda _self: _wall_clock_bench)
@@ -333,6 +408,55 @@ class LaunchRecorder:
             isolate_kernel_globals()
             self._suspend_only_for_copies()
         self._installed = True
+
+    def _confirm_parsed_text(self, jit: Any) -> None:
+        """Where Triton parses a kernel's text for the GPU (``JITFunction.parse``: the
+        kernel's own, each function it calls, the cache key), that text must be the checked
+        def's, for every function of a candidate file."""
+        _TEXT_CHECKER[:] = [self]
+        owner = next(c for c in jit.JITFunction.__mro__ if "parse" in vars(c))
+        original = vars(owner)["parse"]
+        if getattr(original, "evotui_checked", False):
+            return
+
+        def parse(fn_self: Any) -> Any:
+            state = vars(fn_self)
+            fn = state.get("fn")
+            recorder = _TEXT_CHECKER[0]
+            if recorder._ours(fn):
+                recorder.confirm_text(fn, state["_src"] if "_src" in state else state.get("src"))
+            return original(fn_self)
+
+        parse.evotui_checked = True  # type: ignore[attr-defined]
+        owner.parse = parse
+
+    def _interpret_checked_text(self) -> None:
+        """The interpreter rewrites a candidate's kernel from the checked def's text:
+        Triton's ``rewrite_ast`` took the *last* line starting with ``def `` in what
+        ``inspect`` gave (a string in the body held another kernel), and ran the plain
+        Python function where ``inspect`` found no source. Here the text is confirmed to be
+        the checked def's or the launch fails; Triton's own functions are rewritten as
+        before."""
+        from triton.runtime import interpreter
+
+        _TEXT_CHECKER[:] = [self]
+        rewriter = getattr(interpreter, "FunctionRewriter", None)
+        original = getattr(rewriter, "rewrite_ast", None)
+        if original is None or getattr(original, "evotui_checked", False):
+            return
+
+        def rewrite_ast(rw: Any) -> Any:
+            fn = rw.fn
+            recorder = _TEXT_CHECKER[0]
+            if not recorder._ours(fn):
+                return original(rw)
+            text = recorder._interpreter_text(fn)
+            recorder.confirm_text(fn, text)
+            rw.filename, rw.def_file_lineno = fn.__code__.co_filename, recorder._checked(fn).def_line
+            return rw._compile_and_exec(rw._transform_ast(text))
+
+        rewrite_ast.evotui_checked = True  # type: ignore[attr-defined]
+        rewriter.rewrite_ast = rewrite_ast
 
     def _suspend_only_for_copies(self) -> None:
         """Under the interpreter a launch runs with the policy watching (round 18: Triton's

@@ -35,6 +35,7 @@ from backends.triton_backend.receiver_rules import (
     trusted_selves,
 )
 from backends.triton_backend.scope_rules import bindings, check_names
+from backends.triton_backend.text_rules import check_text, without_bom
 from evotui.eval import reasons
 
 ALLOWED_IMPORTS = {
@@ -235,10 +236,16 @@ ALLOWED_DUNDERS = {"__init__", "__name__", "__version__"}
 BUILTIN_TYPES = {"int", "float", "bool", "complex", "str", "bytes"}
 def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | None:
     """Return the first rule the candidate breaks, or None when it passes."""
+    issue = check_text(source)  # one text for every reader, before anything reads it
+    if issue:
+        return issue
+    source = without_bom(source)  # as the worker compiles and pins it
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         return StaticIssue(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}", e.lineno or 0)
+    except ValueError as e:  # a NUL character (Python 3.11)
+        return StaticIssue(reasons.SYNTAX_ERROR, str(e), 0)
     tree = without_main_block(tree)
     aliases = module_aliases(tree)
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
@@ -266,7 +273,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     issue = check_kernel_bodies(tree, aliases)
     if issue:
         return issue
-    issue = check_jit_rules(tree, aliases, source)
+    issue = check_jit_rules(tree, aliases)
     if issue:
         return issue
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):

@@ -128,8 +128,15 @@ class CandidateRunner:
                           static_checks: bool = True) -> type:
         from backends import backend_for_source
         from backends.base import CandidateError
+        from backends.triton_backend.text_rules import check_text, decode, pin
 
-        source = Path(cand_path).read_text()
+        data = Path(cand_path).read_bytes()
+        try:  # the very string the parent checked: UTF-8, newlines as written, no BOM
+            source = decode(data)
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            raise CandidateFailure(reasons.AMBIGUOUS_SOURCE, f"line {line}: the file is not "
+                                   "UTF-8 text: candidates are UTF-8") from None
         backend = backend_for_source(source)
         if backend.name not in self.recorders:
             self.recorders[backend.name] = backend.launch_recorder()
@@ -146,12 +153,18 @@ class CandidateRunner:
                 return build(source, task, self.recorder)
             except CandidateError as e:
                 raise CandidateFailure(e.reason, e.message) from None
+        issue = check_text(source) if static_checks else None
+        if issue is not None:  # (the parent refused these already: this is the same string)
+            raise CandidateFailure(issue.reason, f"line {issue.line}: {issue.message}")
         approve = getattr(self.recorder, "approve", None)
         if approve is not None:  # the launch hooks run only the defs the static rules checked
             try:
                 approve(cand_path, source)
             except SyntaxError as e:
                 raise CandidateFailure(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}") from None
+        # what inspect, and so Triton, reads for this file from now on: the text compiled
+        # below, never the file again (nor the file in the encoding its cookie names)
+        pin(cand_path, source)
         module = types.ModuleType(CANDIDATE_MODULE)
         module.__file__ = cand_path
         # registered while it runs: dataclasses look their module up there (string

@@ -33,6 +33,8 @@ def harness_code() -> dict[str, int]:
     # the policy suspended. (Not triton.language itself: the interpreter leaves its own
     # patches there.)
     classes: list[type] = [jit.JITFunction, autotuner.Autotuner, autotuner.Heuristics]
+    if hasattr(jit, "JITCallable"):  # where `parse` (the launch hooks' text check) lives
+        classes.append(jit.JITCallable)
     interpreter = sys.modules.get("triton.runtime.interpreter")
     if interpreter is not None:
         classes += [interpreter.InterpretedFunction, interpreter.GridExecutor,

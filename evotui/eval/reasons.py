@@ -13,6 +13,9 @@ FORBIDDEN_CONSTRUCT = "forbidden_construct"
 BAD_INTERFACE = "bad_interface"
 COMPILE_ERROR = "compile_error"  # CUDA C candidates: NVRTC's log is the message
 NEEDS_GPU = "needs_gpu"  # a dialect with no CPU evaluation (CUDA C) on a CPU-only pool
+# the text reads differently to different readers: a coding cookie, bytes that are not UTF-8,
+# a line break Python does not count; or, at launch, Triton read other text than was checked
+AMBIGUOUS_SOURCE = "ambiguous_source"
 
 # Running the candidate (worker)
 LOAD_ERROR = "load_error"
@@ -59,6 +62,7 @@ DESCRIPTIONS: dict[str, str] = {
     BAD_INTERFACE: "does not define ModelNew with Model's interface",
     COMPILE_ERROR: "the device code does not compile",
     NEEDS_GPU: "this dialect runs only on a GPU and the evaluator has none",
+    AMBIGUOUS_SOURCE: "its text reads differently to Python, the rules and Triton",
     LOAD_ERROR: "raised while importing or constructing ModelNew",
     RUNTIME_ERROR: "raised while running forward",
     CRASHED: "the worker process died",
