@@ -269,7 +269,8 @@ class LaunchRecorder:
         # file -> the functions the static rules checked as kernels, by first line, with
         # their checked text; None: not checked (no candidate loaded through the worker)
         self.kernels: dict[str, dict[int, Any]] | None = None
-        self._confirmed: dict[int, Any] = {}  # id -> interpreted function whose text matched
+        # id(kernel) -> (kernel, its function, the text read) whose text matched
+        self._confirmed: dict[int, tuple[Any, Any, Any]] = {}
 
     def approve(self, filename: str, source: str) -> None:
         """The kernels of a candidate file: its ``@triton.jit`` defs, by first line, and the
@@ -340,13 +341,14 @@ class LaunchRecorder:
         fn = vars(kernel).get("fn")
         self._checked(fn)
         # the text Triton compiles for it is that def's, as checked: a JITFunction parses its
-        # `_src`; the interpreter what `_interpreter_text` gives (confirmed once per function)
-        if type(kernel) is JITFunction:
-            state = vars(kernel)
-            self.confirm_text(fn, state["_src"] if "_src" in state else state.get("src"))
-        elif self._confirmed.get(id(fn)) is not fn:
-            self.confirm_text(fn, self._interpreter_text(fn))
-            self._confirmed[id(fn)] = fn
+        # `_src`; the interpreter what `_interpreter_text` gives (each confirmed once)
+        state = vars(kernel)
+        read = (state["_src"] if "_src" in state else state.get("src")) \
+            if type(kernel) is JITFunction else None
+        seen = self._confirmed.get(id(kernel))
+        if seen is None or seen[0] is not kernel or seen[1] is not fn or seen[2] is not read:
+            self.confirm_text(fn, read if type(kernel) is JITFunction else self._interpreter_text(fn))
+            self._confirmed[id(kernel)] = (kernel, fn, read)
         shadowed = [k for k in vars(kernel) if not k.startswith("__") and hasattr(type(kernel), k)]
         if shadowed:
             raise KernelArgumentError(f"the kernel object's `{shadowed[0]}` was replaced")
