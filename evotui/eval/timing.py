@@ -533,7 +533,7 @@ def _central_ms(times: list[float], set_medians: tuple[float, ...]) -> float:
     where they were placed in memory (cross-entropy's 512 MB sets: up to 3 % within a run),
     and the median of the pooled samples jumps between the sets' values from run to run;
     every set weighing the same moved it less (H200, 5 runs in new processes: add_gelu
-    0.55 → 0.42 %, cross_entropy 0.97 → 0.72 %; bench/results/2026-11-30-s5-h200)."""
+    0.55 → 0.42 %, cross_entropy 0.97 → 0.72 %; its history is in git)."""
     return statistics.fmean(set_medians) if set_medians else statistics.median(times)
 
 
