@@ -207,7 +207,7 @@ class EvaluatorPool:
         paths = []
         for name, source in (("incumbent", incumbent), ("challenger", challenger)):
             path = lane.scratch / f"{name}.py"
-            path.write_text(source)
+            path.write_text(source, encoding="utf-8")
             paths.append(str(path))
         req = {**self._task_fields(task), "candidates": paths, "scratch": str(lane.scratch),
                "shapes": task.shapes("cuda"), "init_seed": self._rng.randrange(1, 2**62),
@@ -255,7 +255,7 @@ class EvaluatorPool:
         lane = self._free.get()
         try:
             path = lane.scratch / "sanitize.py"
-            path.write_text(source)
+            path.write_text(source, encoding="utf-8")
             return sanitizer.run(str(task.path), str(path), gpu=physical_gpu(lane.label.split(":")[1]),
                                  timeout_s=timeout_s)
         finally:
@@ -316,7 +316,7 @@ class EvaluatorPool:
         task = request.task
         shapes = task.shapes("cpu" if lane.device == "cpu" else "cuda")
         cand_file = lane.scratch / "candidate.py"
-        cand_file.write_text(request.source)
+        cand_file.write_text(request.source, encoding="utf-8")
         seed = lambda: self._rng.randrange(1, 2**62)  # noqa: E731
         # The timed shape is checked three more times around timing; the trials favour the
         # other shapes (cheaper, and where shape-specialised cheats fail).
