@@ -101,7 +101,7 @@ def _leader(read_fd: int, write_fd: int, prepare: Callable[[], Any],
             os._exit(0)
         if confinement is not None:
             namespaces.enter()
-            namespaces.hide_socket_folders(keep=confinement.scratch)
+            namespaces.hide_socket_folders(keep=[g.path for g in confinement.grants()])
         pid = os.fork()
         if pid == 0:
             _candidate(write_fd, state, body, confinement)

@@ -56,17 +56,18 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int) -> N
         raise NamespaceError(err, f"mount {target}: {os.strerror(err)}")
 
 
-def hide_socket_folders(keep: str) -> list[str]:
+def hide_socket_folders(keep: list[str]) -> list[str]:
     """An empty tmpfs over each folder where unix sockets of other programs live (a socket
-    is reached by its path, which Landlock does not govern), except one that holds ``keep``.
-    Mounts stay in this namespace. Returns the folders hidden."""
+    is reached by its path, which Landlock does not govern), except one that holds a path
+    of ``keep`` (the scratch folder, Python's folders: a checkout or a virtual environment
+    under /tmp). Mounts stay in this namespace. Returns the folders hidden."""
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
-    hidden = []
-    keep_real = os.path.realpath(keep)
+    hidden: list[str] = []
+    kept = [os.path.realpath(p) for p in keep]
     for folder in SOCKET_FOLDERS:
         real = os.path.realpath(folder)
         if not os.path.isdir(real) or real in hidden \
-                or keep_real == real or keep_real.startswith(real + os.sep):
+                or any(k == real or k.startswith(real + os.sep) for k in kept):
             continue
         _mount("tmpfs", real, "tmpfs", _MS_NOSUID | _MS_NODEV)
         hidden.append(real)
