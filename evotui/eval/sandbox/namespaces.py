@@ -16,7 +16,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 1 << 14, 1 << 18
 SOCKET_FOLDERS = ("/run", "/var/run", "/tmp", "/var/tmp")
 _SYS_CAPSET = 126
 _CAP_VERSION_3 = 0x20080522
@@ -58,18 +58,33 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int) -> N
 
 def hide_socket_folders(keep: list[str]) -> list[str]:
     """An empty tmpfs over each folder where unix sockets of other programs live (a socket
-    is reached by its path, which Landlock does not govern), except one that holds a path
-    of ``keep`` (the scratch folder, Python's folders: a checkout or a virtual environment
-    under /tmp). Mounts stay in this namespace. Returns the folders hidden."""
+    is reached by its path, which Landlock does not govern). The paths of ``keep`` inside one
+    (a checkout or a virtual environment under /tmp) are bound back at their own path, so
+    only they show through. Mounts stay in this namespace. Returns the folders hidden."""
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     hidden: list[str] = []
-    kept = [os.path.realpath(p) for p in keep]
+    kept = sorted({os.path.realpath(p) for p in keep if os.path.exists(p)})
     for folder in SOCKET_FOLDERS:
         real = os.path.realpath(folder)
-        if not os.path.isdir(real) or real in hidden \
-                or any(k == real or k.startswith(real + os.sep) for k in kept):
+        if not os.path.isdir(real) or real in hidden:
             continue
-        _mount("tmpfs", real, "tmpfs", _MS_NOSUID | _MS_NODEV)
+        if any(real == k or real.startswith(k + os.sep) for k in kept):
+            continue  # the folder lies inside a kept one: nothing to hide it from
+        inside = [k for k in kept if k.startswith(real + os.sep)]
+        outermost = [k for k in inside if not any(k.startswith(o + os.sep) for o in inside)]
+        fds = [(k, os.open(k, os.O_PATH | os.O_CLOEXEC)) for k in outermost]
+        try:
+            _mount("tmpfs", real, "tmpfs", _MS_NOSUID | _MS_NODEV)
+            for path, fd in fds:
+                if os.path.isdir(f"/proc/self/fd/{fd}"):
+                    os.makedirs(path, exist_ok=True)
+                else:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    open(path, "a").close()
+                _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
+        finally:
+            for _, fd in fds:
+                os.close(fd)
         hidden.append(real)
     return hidden
 
