@@ -81,7 +81,9 @@ def test_a_file_outside_the_scratch_folder_cannot_be_read(pool, task, tmp_path):
     canary.write_text(SECRET)
     result = evaluate(pool, task, candidate("read_canary.py", canary=canary, task=task.path))
     assert not result.accepted and result.reason == "runtime_error"
-    assert "stolen:" in result.message and "Permission denied" in result.message
+    # refused by Landlock, or not there at all (under /tmp, hidden by the mount namespace)
+    assert "stolen:" in result.message
+    assert result.message.count("Permission denied") + result.message.count("No such file") == 2
     assert SECRET not in result.message + result.worker_output_tail
     assert "get_inputs" not in result.message + result.worker_output_tail
 
