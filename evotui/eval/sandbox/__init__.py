@@ -54,25 +54,15 @@ class Isolation:
 
 
 def _in_fork(step: Any) -> str | None:
-    """Run ``step`` in a throwaway child: None when it worked, else its error."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        try:
-            step()
-            message = b""
-        except BaseException as e:  # noqa: BLE001
-            message = f"{e}".encode()[:500] or type(e).__name__.encode()
-        os.write(write_fd, message)
-        os._exit(0)
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as f:
-        message = f.read()
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        return f"the probe's process died ({os.waitstatus_to_exitcode(status)})"
-    return message.decode(errors="replace") or None
+    """Run ``step`` in a throwaway process: None when it worked, else its error."""
+    def body(_: Any) -> dict[str, Any]:
+        step()
+        return {"ok": True}
+
+    outcome = run_isolated(lambda: None, body, None, 60.0)
+    if outcome.answer is None:
+        return outcome.error or f"the probe's process died ({outcome.exit_status})"
+    return None if outcome.answer.get("ok") else str(outcome.answer.get("message"))
 
 
 def _landlock_alone() -> None:
