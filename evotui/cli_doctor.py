@@ -154,7 +154,7 @@ SANDBOX_PARTS = {
                    "in a container: allow unshare (e.g. docker --security-opt seccomp=unconfined)"),
     "landlock": ("Landlock: reads only the system and Python, writes only its scratch folder",
                  "boot Linux >= 5.13 with landlock in lsm= (e.g. lsm=landlock,lockdown,yama,apparmor)"),
-    "seccomp": ("seccomp: no ptrace, mounts, sockets, io_uring or new namespaces",
+    "seccomp": ("seccomp: no ptrace, mounts, network sockets, io_uring or new namespaces",
                 "seccomp filters need x86_64 and CONFIG_SECCOMP_FILTER"),
     "confined run": ("a confined process ran (limits, scrubbed environment, no capabilities)",
                      "see the message: a part above works alone but not together"),
