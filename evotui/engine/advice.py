@@ -57,7 +57,8 @@ class AdviceLink:
 
     async def record_outcome(self, advice_ids: list[str], improved: bool) -> None:
         memory = self.engine.memory
-        if not advice_ids or memory is None:
+        # interpreter wall times say nothing of kernel speed: no win rate is counted from them
+        if not advice_ids or memory is None or self.engine.evaluator.is_cpu:
             return
         try:
             await call(memory.record_outcome, list(advice_ids), improved)

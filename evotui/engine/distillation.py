@@ -13,10 +13,10 @@ same inputs (``EvaluatorPool.acompare``, at most ``CONFIRM_LIMIT`` of them): a g
 does not hold up there (not above max(1 %, 3× spread) or not above 5 %) is not distilled,
 and a confirmed one carries the interleaved figure.
 
-On Triton's CPU interpreter the times are interpreter wall times, not kernel speed. Such
-runs still distil — that is how the mechanics are tested without a GPU — but the advice is
-labelled as interpreter wall time, tagged ``interpreter``, scoped to ``arch="cpu"`` (never
-retrieved for a GPU run) and kept ``proposed`` with a note saying to check it on a GPU.
+On Triton's CPU interpreter the times are interpreter wall times, not kernel speed (warps,
+stages and block sizes mean nothing there, and a loaded machine moves them by 2×). Such runs
+never write to the advice library: their gains go to a scratch list in the run directory
+(``advice-scratch.json``), which no run reads, to check on a GPU by hand.
 
 Used at the end of ``Engine.run`` and by ``evotui advice distill RUN_DIR``.
 """
@@ -24,15 +24,17 @@ Used at the end of ``Engine.run`` and by ``evotui advice distill RUN_DIR``.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate
 from evotui.engine.state import RunState
 from evotui.engine.tunables import tunable_diff
-from evotui.memory.distill import INTERPRETER_NOTE, MIN_GAIN, Mutation, TaskInfo
+from evotui.memory.distill import MIN_GAIN, Mutation, TaskInfo, template_text
 from evotui.task import TaskRef
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 Ask = Callable[[str], Awaitable[str]]
 UNAVAILABLE = ("server_down", "model_missing")
 CONFIRM_LIMIT = 5
+SCRATCH = "advice-scratch.json"
 _NOT_THE_CHILDS_FAULT = ("harness_error", "timeout")
 
 
@@ -204,8 +207,12 @@ async def distill(learn: Callable[..., Awaitable[Any]], mutations: list[Mutation
                   ask: Ask | None, facts: RunFacts, min_gain: float = MIN_GAIN,
                   checked: dict[str, int] | None = None) -> dict[str, Any]:
     """Run ``learn`` (``MemoryHook.learn``) and describe the outcome for ``report.json``
-    (``checked``: the counts of ``confirm``)."""
+    (``checked``: the counts of ``confirm``). An interpreter run's mutations never reach
+    ``learn``: they go to the run's scratch list."""
     from evotui.memory.learn import DistillSummary
+
+    if facts.interpreter:
+        return scratch_list(mutations, facts, min_gain)
 
     summary = DistillSummary()
     why = None
@@ -227,8 +234,43 @@ async def distill(learn: Callable[..., Awaitable[Any]], mutations: list[Mutation
         out["interleaved_ab"] = checked
     if why:
         out["why"] = why
-    if facts.interpreter:
-        out["note"] = INTERPRETER_NOTE
+    return out
+
+
+def scratch_line(m: Mutation) -> str:
+    """What the scratch list says of one interpreter gain: the change and the wall time
+    saved, in words (never a bare "+69 %", which reads as slower)."""
+    what = m.description.strip() or "a code change"
+    if m.changes:
+        return template_text(m.task, None, m.changes, m.gain, interpreter=True)
+    saved = 100 * (1 - 1 / (1 + m.gain))
+    return (f"{what}: {saved:.0f} % less interpreter wall time ({1 + m.gain:.2f}× faster) on "
+            f"{m.task.name} (Triton CPU interpreter, not a GPU timing)")
+
+
+def scratch_list(mutations: list[Mutation], facts: RunFacts,
+                 min_gain: float = MIN_GAIN) -> dict[str, Any]:
+    """An interpreter run's gains → ``advice-scratch.json`` in its run directory (the user's
+    library is left alone; no run reads this file). Returns the ``advice`` report section."""
+    items = [{"parent": m.parent, "child": m.child, "gain": round(m.gain, 4),
+              "changes": {k: list(v) for k, v in (m.changes or {}).items()},
+              "text": scratch_line(m)} for m in mutations if m.gain > min_gain]
+    out: dict[str, Any] = {
+        **off("a CPU interpreter run: its times are interpreter wall time, not kernel speed, "
+              "so nothing goes to the advice library"),
+        "interpreter": True, "min_gain": min_gain, "eligible": len(items), "scratch": None,
+        "items": items}
+    if items and facts.run:
+        path = Path(facts.run) / SCRATCH
+        try:
+            path.write_text(json.dumps({
+                "note": "gains measured on Triton's CPU interpreter (wall time, not kernel "
+                        "speed); never used by a run: check them on a GPU",
+                "items": items}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            out["scratch"] = str(path)
+            out["why"] += f"; {len(items)} interpreter gains listed in {SCRATCH}"
+        except OSError as e:
+            out["why"] += f"; the scratch list could not be written ({e})"
     return out
 
 
@@ -254,5 +296,5 @@ async def after_run(engine: Engine) -> dict[str, Any]:
                          cfg.distill_min_gain, checked)
 
 
-__all__ = ["RunFacts", "after_run", "confirm", "distill", "model_ask",
+__all__ = ["RunFacts", "after_run", "confirm", "distill", "model_ask", "scratch_list",
            "successful_mutations", "task_info"]
