@@ -186,5 +186,9 @@ from evotui.cli_ab import ab  # noqa: E402
 
 main.add_command(ab)
 
+from evotui.suite.cli import suite  # noqa: E402
+
+main.add_command(suite)
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,1 @@
+"""``evotui suite``: many problems, each an ordinary run, scored with KernelBench's fast_p."""

@@ -1,0 +1,218 @@
+"""``evotui suite PROBLEMS...``: many tasks, each an ordinary run, scored with KernelBench's
+fast_p."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from dataclasses import fields
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from evotui.cli_common import NonEmptyPath, fail, no_sandbox_option
+
+SUITE_HELP = """Run every problem of PROBLEMS headless, one ordinary run directory each, and
+score the suite with KernelBench's fast_p.
+
+\b
+PROBLEMS are task files, folders, or list files:
+  - a folder holding task.py is one problem (as for `evotui run`);
+  - any other folder gives every *.py task in it and every sub-folder holding a
+    task.py, in natural order (2_x before 10_x);
+  - a list file (not *.py) names one task per line, optionally followed by a seed
+    file (`TASK [SEED]`, relative to the list, # comments).
+
+Each problem gets --budget evaluated children (the seed does not count) and/or
+--time-budget of wall time, and leaves a run directory DIR/NAME that the TUI opens
+(`evotui run --resume DIR/NAME`). DIR/suite.json and DIR/suite.md give per problem the
+status, the seed's origin, the best speedup against eager PyTorch and torch.compile, % of
+roofline and evaluations; then fast_p for p in 0, 0.5, 0.8, 1, 1.5, 2 (the fraction of
+ALL problems that are correct AND faster than p times the baseline, as KernelBench
+defines it) and the geometric mean speedup over the accepted problems. On the CPU
+interpreter no speedup is measured: those columns read n/a.
+
+\b
+Ctrl-C (or a crash) loses nothing: run the same command again (same --out), or
+`evotui suite --resume DIR`, to skip the finished problems and resume the interrupted
+one from its checkpoint. Problems that could not start are tried again.
+
+Problems run one after another; each spreads its evaluations over every GPU of the host
+(or, with --scheduler, over the GPU workers of a Dask cluster, one evaluation per GPU).
+--jobs N runs N problems at once, each with a share of the GPUs.
+"""
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    from evotui.suite.spec import SpecError, parse_duration
+
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except SpecError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def _default_out() -> Path:
+    from evotui import config
+
+    try:
+        root = config.home() / "suites"
+    except config.HomeError as e:
+        fail(f"{e}; or pass --out DIR")
+    return root / f"suite-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _ops(value: str | None) -> tuple[str, ...]:
+    return tuple(op.strip() for op in (value or "").split(",") if op.strip())
+
+
+@click.command("suite", help=SUITE_HELP)
+@click.argument("problems", nargs=-1, type=NonEmptyPath(path_type=Path))
+@click.option("--budget", type=click.IntRange(min=0), default=None,
+              help="Evaluated children per problem (default 20, or unlimited when only "
+                   "--time-budget is given).")
+@click.option("--time-budget", "time_budget", default=None, metavar="DURATION",
+              callback=_duration,
+              help="Wall time per problem, such as 90s, 10m or 1h30m (with --budget: "
+                   "whichever comes first).")
+@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto",
+              show_default=True,
+              help="cuda: every visible GPU; cpu: Triton's interpreter (checks correctness, "
+                   "no speedups); auto: cuda when a GPU is visible.")
+@click.option("--mutator", type=click.Choice(["auto", "llm", "param", "mixed"]),
+              default="param", show_default=True, help="How children are made (as `run`).")
+@click.option("--out", type=NonEmptyPath(path_type=Path, file_okay=False), default=None,
+              help="Suite folder (default: $EVOTUI_HOME/suites/suite-TIMESTAMP); the same "
+                   "folder again continues the suite.")
+@click.option("--resume", type=NonEmptyPath(path_type=Path, file_okay=False, exists=True),
+              default=None, help="Continue the suite in this folder, with its own problems "
+                                 "and options.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Evaluate on the GPU workers of a Dask cluster (tcp://host:8786; needs "
+                   "evotui[dask]; see docs/distributed.md).")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Problems run at once (each with a share of the GPUs).")
+@click.option("--allow-torch", "allow_torch", default=None, metavar="OPS",
+              help="Torch ops a kernel may keep, comma-separated (e.g. aten::convolution): "
+                   "the suite marks every problem that used it.")
+@click.option("--shape", "shapes", multiple=True, metavar="NAME=VALUE",
+              help="Override a task's module-level size constant (repeatable).")
+@no_sandbox_option
+def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | None,
+          device: str, mutator: str, out: Path | None, resume: Path | None,
+          scheduler: str | None, jobs: int, allow_torch: str | None,
+          shapes: tuple[str, ...]) -> None:
+    from evotui.engine.session import RunOptions, SetupError
+    from evotui.suite.record import SuiteSettings
+    from evotui.suite.runner import open_evaluator, open_suite, save
+    from evotui.suite.spec import Budget, SpecError, discover
+
+    known = {f.name for f in fields(RunOptions)}
+    if allow_torch and "allow_torch" not in known:
+        fail("--allow-torch is not available in this version of evotui's runs")
+    if shapes and "shapes" not in known:
+        fail("--shape is not available in this version of evotui's runs")
+    for s in shapes:
+        if "=" not in s or not s.split("=", 1)[0].strip():
+            fail(f"--shape {s!r}: expected NAME=VALUE (such as batch_size=16)")
+    if resume is not None and (problems or out is not None):
+        fail("--resume DIR continues the suite in DIR with its own problems: give no "
+             "PROBLEMS and no --out")
+    if resume is None and not problems:
+        raise click.UsageError("give PROBLEMS (task files, folders or a list file), or "
+                               "--resume DIR")
+    try:
+        if resume is not None:
+            run = open_suite(resume, None, None)
+        else:
+            settings = SuiteSettings(
+                Budget(budget if budget is not None or time_budget is not None else 20,
+                       time_budget),
+                device, mutator, scheduler, jobs, _ops(allow_torch), shapes)
+            run = open_suite(out or _default_out(), discover([str(p) for p in problems]),
+                             settings)
+    except SpecError as e:
+        fail(str(e))
+    err = Console(stderr=True)
+    try:
+        save(run)
+    except OSError as e:
+        fail(f"cannot write the suite folder {run.folder}: {e.strerror or e}")
+    try:
+        with err.status("starting the evaluator…"):
+            evaluator, warning = open_evaluator(run.settings)
+    except SetupError as e:
+        fail(str(e))
+    if warning:
+        err.print(f"[bold yellow]{warning}[/]")
+    try:
+        complete = asyncio.run(_run(run, evaluator, err))
+    finally:
+        close = getattr(evaluator, "close", None)
+        if close is not None:
+            close()
+    _print_summary(run)
+    if not complete:
+        click.echo(f"interrupted: continue with `evotui suite --resume {run.folder}`", err=True)
+        sys.exit(130)
+
+
+async def _run(run, evaluator, err: Console) -> bool:
+    from evotui.suite.display import SuiteDisplay
+    from evotui.suite.runner import SuiteRunner
+
+    done = sum(r.done for r in run.results)
+    where = f"Dask cluster {run.settings.scheduler}" if run.settings.scheduler else \
+        ", ".join(evaluator.devices)
+    err.print(f"suite of {len(run.results)} problems ({done} done) on {where}: "
+              f"{run.settings.budget.describe()} → {run.folder}", style="bold", highlight=False)
+    display = SuiteDisplay(err, len(run.results), done, run.settings.budget.evaluations)
+    runner = SuiteRunner(run, evaluator, display)
+    loop = asyncio.get_running_loop()
+    presses = 0
+
+    def on_signal() -> None:
+        nonlocal presses
+        presses += 1
+        err.print("stopping the suite: the running problem is checkpointed (press Ctrl-C "
+                  "again to stop at once)…" if presses == 1 else "stopping now…", style="yellow")
+        runner.stop()
+
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        with display:
+            return await runner.run_all()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def _print_summary(run) -> None:
+    from evotui.suite import report
+    from evotui.suite.record import SUITE_JSON, SUITE_MD
+
+    s = report.summary(run.results)
+    print(f"accepted {s['accepted']} of {s['problems']}; could not start "
+          f"{len(s['could_not_start'])}")
+    for base, label in report.BASELINE_NAMES.items():
+        table = s["fast_p"][base]
+        if table is None:
+            print(f"fast_p vs {label}: n/a ({s['na'].get(base, '')})")
+        else:
+            cells = ", ".join(f"{k} {v:.0%}" for k, v in table.items())
+            g = s["geomean_speedup"][base]
+            print(f"fast_p vs {label}: {cells}; geomean "
+                  f"{'—' if g is None else f'{g:.2f}×'}")
+    print(f"suite: {run.folder / SUITE_JSON}")
+    print(f"suite: {run.folder / SUITE_MD}")
