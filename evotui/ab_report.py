@@ -188,7 +188,8 @@ def render_markdown(data: dict[str, Any]) -> str:
     if learn:
         adv = learn.get("advice") or {}
         lines.append(f"- learned first on `{learn['task']}` ({learn['evaluated']} evaluations): "
-                     f"{adv.get('proposed', 0)} pieces of advice proposed, "
+                     f"{adv.get('proposed', 0)} {'piece' if adv.get('proposed', 0) == 1 else 'pieces'} of "
+                     "advice proposed, "
                      f"{adv.get('merged', 0)} merged.")
     lines.append(f"- library: {data['library']['source']} ({data['library']['path']}).")
     lines += ["", "| | memory off | memory on |", "| --- | --- | --- |"]

@@ -27,6 +27,10 @@ from evotui.memory.store import AdviceError, AdviceStore
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _pieces(n: int) -> str:
+    return "1 piece of advice" if n == 1 else f"{n} pieces of advice"
+
+
 def _errors(fn: F) -> F:
     """Library problems → one line on stderr, exit 2."""
 
@@ -88,7 +92,7 @@ def list_(as_json: bool, status: str | None, kind: str | None) -> None:
     if as_json:
         click.echo(json.dumps([a.to_doc() for a in items], ensure_ascii=False))
         return
-    table = Table(title=f"{len(items)} pieces of advice", title_justify="left",
+    table = Table(title=_pieces(len(items)), title_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("id", no_wrap=True, min_width=8)
     table.add_column("status", no_wrap=True, min_width=8)
@@ -280,7 +284,7 @@ def export_(file: Path) -> None:
         click.echo(body)
         return
     atomic_write_bytes(file, (body + "\n").encode())
-    click.echo(f"exported {len(data['advice'])} pieces of advice to {file}")
+    click.echo(f"exported {_pieces(len(data['advice']))} to {file}")
 
 
 @advice.command("import")
@@ -312,7 +316,7 @@ def audit(as_json: bool) -> None:
         click.echo(json.dumps([f.__dict__ for f in findings], ensure_ascii=False))
         return
     if not findings:
-        click.echo(f"no findings in {len(store)} pieces of advice")
+        click.echo(f"no findings in {_pieces(len(store))}")
         return
     console = Console()
     table = Table(title=f"{len(findings)} findings", title_justify="left")

@@ -5,8 +5,9 @@ model calls and tokens; plus one line per evaluated candidate); the final summar
 report's path go to stdout. Ctrl-C (or SIGTERM) stops cleanly: in-flight evaluations get a
 few seconds, then the checkpoint and the report are written. A second Ctrl-C stops at once.
 
-Exit codes: 0 the run ended (completed, stopped, search exhausted); 1 it failed (the seed was
-rejected, the model kept failing); 2 it could not start (``SetupError``).
+Exit codes: 0 the run ended (completed, stopped, search exhausted — also when the model only
+repeats itself or answers without code: the best is kept); 1 it failed (the seed was rejected,
+the model server went away); 2 it could not start (``SetupError``).
 """
 
 from __future__ import annotations
@@ -134,7 +135,11 @@ class ProgressDisplay:
         what = ev.id
         if prop is not None and prop.parent_id:
             what += f" ← {prop.parent_origin or prop.parent_id}"
-        how = f" {prop.mutator} {_clip(prop.description, 48)}" if prop else ""
+        how = ""
+        if prop is not None and prop.mutator == "seed":
+            how = " (the seed)"
+        elif prop is not None:
+            how = f" {prop.mutator} {_clip(prop.description, 48)}"
         if ev.accepted:
             verdict = f"accepted, {self._speed(ev)}"
         else:

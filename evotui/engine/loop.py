@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 import time
 import traceback
 from collections.abc import Callable
@@ -36,7 +37,7 @@ from evotui.engine.checkpoints import Checkpoints, restore
 from evotui.engine.evaluating import EvalStep
 from evotui.engine.hooks import Evaluator, MemoryHook
 from evotui.engine.inflight import InFlight
-from evotui.engine.mutators import EXHAUSTED, Mutator
+from evotui.engine.mutators import DUPLICATE, EXHAUSTED, EXTRACTION_KINDS, Mutator
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate, Population
 from evotui.engine.proposing import Proposer
@@ -99,7 +100,8 @@ class Engine:
         self._inflight = InFlight()
         self._checkpoints = Checkpoints()
         self._advice = AdviceLink(self, self._emit)
-        self._proposer = Proposer(self, self._emit, self._finish)
+        self._last_failure: str | None = None  # the kind of the latest failed mutation
+        self._proposer = Proposer(self, self._emit, self._mutator_gave_up)
         self._eval = EvalStep(self, self._emit, self._finish)
 
     # ---- public API ------------------------------------------------------------------------
@@ -245,6 +247,10 @@ class Engine:
         finally:
             self._finish("stopped", f"interrupted after {self.evaluated} evaluated children")
             await self._inflight.cancel_all()
+            if self.outcome == "stopped":  # evaluations in flight at the stop count too
+                self.state.outcome_message = re.sub(
+                    r"after \d+ evaluated", f"after {self.evaluated} evaluated",
+                    self.state.outcome_message)
             await self._distill()  # the inbox still runs: a Stop cuts it short
             inbox.cancel()
             report = await self._checkpoints.write_final(self, self._emit)
@@ -314,6 +320,18 @@ class Engine:
         self.state.finish(outcome, message)
         self._inflight.stop_starting()
 
+    def _mutator_gave_up(self, outcome: str, message: str) -> None:
+        """Too many failed mutations in a row. A model that keeps repeating itself or answering
+        without usable code has nothing more to give, but the run has a best kernel: it ends
+        cleanly with the best kept. An unreachable server or a missing model is a failure."""
+        best = self.best
+        stale = self._last_failure == DUPLICATE or self._last_failure in EXTRACTION_KINDS
+        if outcome == "failed" and stale and best is not None:
+            self._finish("exhausted", f"the model stopped giving new programs ({message}); "
+                         f"the best, {best.id}, is kept")
+            return
+        self._finish(outcome, message)
+
     # ---- the loop --------------------------------------------------------------------------
     async def _run_slots(self) -> None:
         n = self.config.concurrency or len(self.evaluator.lanes) + (
@@ -336,6 +354,7 @@ class Engine:
             return
         mutation = self._proposer.reject_duplicate(mutation)
         if mutation.source is None or not mutation.ok:
+            self._last_failure = mutation.failure_kind
             self._proposer.failed(cid, parent, mutation)
             return
         child = self._proposer.child(cid, parent, mutation, advice.views)

@@ -325,7 +325,7 @@ def _syntax_error(source: str) -> str | None:
             warnings.simplefilter("ignore")
             compile(source, "<candidate>", "exec", dont_inherit=True)
     except SyntaxError as e:
-        return f"syntax error: {e.msg} (line {e.lineno})"
+        return f"syntax error: {e.msg}" + (f" (line {e.lineno})" if e.lineno else "")
     except ValueError as e:  # e.g. null bytes
         return f"syntax error: {e}"
     return None

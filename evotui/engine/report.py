@@ -16,12 +16,12 @@ if TYPE_CHECKING:
     from evotui.engine.loop import Engine
 
 
-def _metrics(c: Candidate | None) -> dict[str, Any] | None:
+def _metrics(c: Candidate | None, parent_id: str | None = None) -> dict[str, Any] | None:
     if c is None:
         return None
     return {
         "id": c.id,
-        "parent_id": c.parent_id,
+        "parent_id": parent_id if parent_id is not None else c.parent_id,
         "mutator": c.mutator,
         "model": c.model,
         "description": c.description,
@@ -47,6 +47,16 @@ def lineage(engine: Engine, c: Candidate) -> list[Candidate]:
     return chain[::-1]
 
 
+def origin_id(engine: Engine, cid: str | None) -> str | None:
+    """The program ``cid`` is: itself, or the original of a copy (an island's seed copy, a
+    migrant), so that a parent id always names a candidate that was evaluated."""
+    pop = engine.population
+    seen = 0
+    while cid and cid in pop and pop.get(cid).copy_of and seen < 1000:
+        cid, seen = pop.get(cid).copy_of, seen + 1
+    return cid
+
+
 def build_report(engine: Engine) -> dict[str, Any]:
     pop = engine.population
     done = engine.state.children()
@@ -59,7 +69,7 @@ def build_report(engine: Engine) -> dict[str, Any]:
         row["accepted"] += c.status == "accepted"
     seed = pop.get(engine.seed_id) if engine.seed_id and engine.seed_id in pop else None
     best = engine.best
-    best_dict = _metrics(best)
+    best_dict = _metrics(best, origin_id(engine, best.parent_id) if best else None)
     interpreter = engine.evaluator.is_cpu
     if best_dict is not None:
         ratio = (seed.time_ms / best.time_ms if seed is not None and best is not None
@@ -93,8 +103,7 @@ def build_report(engine: Engine) -> dict[str, Any]:
         "best": best_dict,
         "llm": engine.account(),
         "advice": advice,
-        "eval_seconds": round(engine.eval_seconds, 2),
-        "gpu_seconds": None if interpreter else round(engine.eval_seconds, 2),
+        "eval_seconds": round(engine.eval_seconds, 2),  # summed over candidates: lanes overlap
         "wall_seconds": round(elapsed, 2),
         "evaluations_per_minute": engine.evals_per_minute(),
         "config": engine.config.to_dict(),
@@ -130,6 +139,22 @@ def best_summary(report: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def versus_seed(report: dict[str, Any]) -> str:
+    """The best against the seed, in words: "1.42× faster than the seed c0001 (…)"."""
+    best, seed = report.get("best"), report.get("seed")
+    if not best or not seed or not best.get("time_ms") or not seed.get("time_ms"):
+        return "—"
+    if best["id"] == seed["id"]:
+        return "the seed is the best: no child beat it by more than the noise margin"
+    interp = report["interpreter"]
+    unit = (lambda t: f"{t:.1f} ms") if interp else (lambda t: f"{t * 1000:.1f} µs")
+    ratio = seed["time_ms"] / best["time_ms"]
+    words = (f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower")
+    what = " in interpreter wall time (not a kernel speed)" if interp else ""
+    return (f"{words} than the seed {seed['id']}{what}: {unit(seed['time_ms'])} → "
+            f"{unit(best['time_ms'])}")
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     r = report
     llm = r["llm"]
@@ -148,8 +173,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"| evaluated | {r['evaluated']} of {r['iterations']} ({r['generations']} generations) |",
         f"| accepted / rejected | {r['accepted']} / {r['rejected']} |",
         f"| best | {best_summary(r)} |",
+        f"| best vs the seed | {versus_seed(r)} |",
         f"| evaluations per minute | {_fmt(r['evaluations_per_minute'])} |",
-        f"| evaluation seconds | {_fmt(r['eval_seconds'])} (GPU: {_fmt(r['gpu_seconds'])}) |",
+        f"| evaluation seconds | {_fmt(r['eval_seconds'])} (summed over candidates) |",
         f"| wall seconds | {_fmt(r['wall_seconds'])} |",
     ]
     if r["rejected_by_reason"]:
