@@ -45,6 +45,7 @@ class Judge:
         self.copy_ms: dict[int, float] = {}  # bytes moved -> a plain copy's time
         self.input_set_bytes: dict[tuple[str, str], int] = {}  # (task, shape) -> one input set's bytes
         self.facts: dict[str, Any] | None = None
+        self.blobs: list[str | None] = []  # where the report being judged left its bytes
 
     # -- task and reference ----------------------------------------------------------------
     def _task(self, path: str, sha256: str | None) -> tuple[str, types.ModuleType]:
@@ -56,11 +57,18 @@ class Judge:
                 raise Reject(reasons.TAMPERED, str(e)) from None
         return key, self.tasks[key]
 
+    def _pristine(self, req: dict[str, Any], shape_index: int, seed: int,
+                  perturbed: int = 0) -> list[Any]:
+        """Inputs generated from ``seed``, after ``perturbed`` changes of all its values (the
+        state a timed set was left in, evotui.eval.perturb)."""
+        _, task = self._task(req["task"], req.get("task_sha256"))
+        return [v.to(self.device) if isinstance(v, self.torch.Tensor) else v
+                for v in make_inputs(task, req["shapes"][shape_index],
+                                     values_seed(seed, perturbed), self.device)]
+
     def _reference(self, req: dict[str, Any], shape_index: int, seed: int,
                    perturbed: int = 0) -> tuple[list[Any], list[Any]]:
-        """Inputs generated from ``seed`` (after ``perturbed`` changes of all its values: the
-        state a timed set was left in, evotui.eval.perturb) and the task's ``Model`` output
-        on them."""
+        """The inputs of ``_pristine`` and the task's ``Model`` output on them."""
         torch = self.torch
         key, task = self._task(req["task"], req.get("task_sha256"))
         shape = req["shapes"][shape_index]
@@ -73,8 +81,7 @@ class Judge:
             init = make_init_inputs(task, shape)
             torch.manual_seed(req["init_seed"])
             self.models[mkey] = task.Model(*init).to(self.device).eval()
-        inputs = [v.to(self.device) if isinstance(v, torch.Tensor) else v
-                  for v in make_inputs(task, shape, values_seed(seed, perturbed), self.device)]
+        inputs = self._pristine(req, shape_index, seed, perturbed)
         with torch.no_grad():
             out = self.models[mkey](*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
         outs = list(out) if isinstance(out, tuple | list) else [out]
@@ -126,7 +133,7 @@ class Judge:
             if tuple(meta.shape) != tuple(ref.shape):
                 raise Reject(reasons.SHAPE_MISMATCH,
                              f"{label} has shape {list(meta.shape)}, expected {list(ref.shape)}")
-            got = load_tensor(meta, str(self.device))
+            got = load_tensor(meta, str(self.device), self.blobs)
             if ref.is_floating_point():
                 self._compare_float(req, got, ref, label, mismatch_reason, worst)
             elif not torch.equal(got, ref):
@@ -168,10 +175,10 @@ class Judge:
             if not isinstance(ref, torch.Tensor):
                 continue
             meta = TensorMeta.from_dict(raw)
-            if meta.file is None or tuple(meta.shape) != tuple(ref.shape) \
+            if (meta.file is None and meta.blob is None) or tuple(meta.shape) != tuple(ref.shape) \
                     or meta.dtype != str(ref.dtype):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} changed shape or type")
-            got = load_tensor(meta, str(self.device))
+            got = load_tensor(meta, str(self.device), self.blobs)
             if not torch.equal(as_bits(got), as_bits(ref)):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} was modified by the candidate")
 
@@ -185,7 +192,7 @@ class Judge:
             raise Reject(reasons.TAMPERED, f"{what}: the guard bands are missing from the report")
         for k, raw in enumerate(bands):
             try:
-                got = load_tensor(TensorMeta.from_dict(raw), str(self.device)).cpu()
+                got = load_tensor(TensorMeta.from_dict(raw), str(self.device), self.blobs).cpu()
             except (KeyError, ValueError, RuntimeError) as e:
                 raise Reject(reasons.TAMPERED, f"{what}: unreadable guard band: {e}") from None
             expected = pattern(trial["seed"], k, GUARD_BYTES)
@@ -197,6 +204,7 @@ class Judge:
 
     # -- the verdict -----------------------------------------------------------------------
     def judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+        self.blobs = _blob_paths(report)
         try:
             details = self._judge(req, report)
         except Reject as r:
@@ -281,7 +289,7 @@ class Judge:
         if timing["method"] in ("events", "coarse"):  # a GPU's prepared calls
             self._check_audited(req, timing.get("audited"), "")
         for entry in timing["inputs_after"]:
-            pristine, _ = self._reference(req, 0, entry["seed"], entry.get("perturbed", 0))
+            pristine = self._pristine(req, 0, entry["seed"], entry.get("perturbed", 0))
             self._check_inputs(entry["inputs"], pristine, "timing")
         fresh = timing.get("fresh_check")
         if fresh is not None:
@@ -346,6 +354,7 @@ class Judge:
     def check_ab(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         """The outputs of an A/B timing must be right too (a candidate cannot be fast only
         when it is being compared)."""
+        self.blobs = _blob_paths(report)
         if not report.get("ok"):
             return {"ok": False, "reason": report.get("reason", reasons.HARNESS_ERROR),
                     "message": report.get("message", "")}
@@ -462,3 +471,11 @@ def _check_weights(changed: Any) -> None:
                      "scratch memory in a buffer (register_buffer) or allocate it per call")
 
 
+
+
+def _blob_paths(report: dict[str, Any]) -> list[str | None]:
+    """The sealed memfds the worker received for this report (it sets ``blobs`` itself)."""
+    blobs = report.get("blobs")
+    if not isinstance(blobs, list):
+        return []
+    return [b if isinstance(b, str) else None for b in blobs]

@@ -118,6 +118,7 @@ class EvaluatorPool:
                 env = {"CUDA_VISIBLE_DEVICES": physical_gpu(dev.split(":")[1]),
                        "TRITON_INTERPRET": "0"}
                 inner = "cuda:0"
+            env["EVOTUI_WORKER_ROOT"] = str(self._root)  # removed with the pool, whatever happens
             scratch = self._root / f"lane{i}"
             scratch.mkdir()
             lane = Lane(inner, dev, WorkerProcess("candidate", inner, env),
@@ -221,9 +222,7 @@ class EvaluatorPool:
             return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
         except WorkerDied as e:
             return ABResult(ok=False, reason=reasons.CRASHED, message=str(e))
-        if report.get("restart"):
-            lane.candidate.kill()
-        try:
+        try:  # (the worker holds the report's bytes until its next request)
             check = lane.judge.request({"op": "check_ab", "request": req, "report": report},
                                        JUDGE_TIMEOUT_S)
         except (WorkerDied, WorkerTimeout) as e:
@@ -369,8 +368,6 @@ class EvaluatorPool:
             report = {"ok": False, "reason": reasons.OUTPUT_FLOOD, "restart": True,
                       "message": f"printed {worker.output_bytes / 1e6:.1f} MB (limit "
                                  f"{OUTPUT_LIMIT_BYTES / 1e6:.0f} MB)"}
-        if report.get("restart") or not worker.alive:
-            worker.kill()  # restarted lazily before the next candidate
         timing = report.get("timing")
         if report.get("ok") and timing and timing["median_ms"] * timing["samples"] > elapsed_ms:
             report = {"ok": False, "reason": reasons.TIMER_TAMPERED,
@@ -386,8 +383,11 @@ class EvaluatorPool:
             return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
                                        worker_output_tail=tail)
         phases["judge"] = time.monotonic() - judge_started
-        if verdict.get("reason") in (reasons.TAMPERED, reasons.TIMER_TAMPERED):
-            worker.kill()  # never reuse a worker whose code a candidate changed
+        # Candidate code never ran in the worker itself (each candidate had a process of its
+        # own, gone now), so a candidate's doing never needs a new worker; one that died does
+        # (it held the report's bytes until now, so it is restarted only after the judge).
+        if not worker.alive:
+            worker.kill()  # restarted lazily before the next candidate
         elif verdict.get("reason") == reasons.HARNESS_ERROR:
             # whatever went wrong (out of GPU memory, a broken cache) stays with the
             # processes: the engine's retry gets fresh ones; the judge (whose baselines cost

@@ -1,8 +1,9 @@
 """The private channel between the pool and its worker processes.
 
 Messages are JSON (never pickle: a worker that ran candidate code is not trusted, and
-unpickling its bytes would run its code in the parent). Tensors travel as raw bytes in files
-inside a per-lane scratch folder (on /dev/shm where it exists), described by ``TensorMeta``.
+unpickling its bytes would run its code in the parent). Tensors travel as raw bytes in sealed
+memfds handed to the worker as they are produced (``evotui.eval.outbox``), or, outside a
+sandboxed run, in hashed files in a per-lane scratch folder; ``TensorMeta`` describes them.
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ class TensorMeta:
     device: str  # device type: "cuda" or "cpu"
     file: str | None  # raw little-endian bytes, C-contiguous
     # of the file's bytes as written: candidate code that runs after the dump (the next
-    # call) cannot rewrite the file unseen (round 12 mapped it with `from_file`)
+    # call) cannot rewrite the file unseen (it could map it with `from_file`)
     sha256: str | None = None
+    blob: int | None = None  # instead of a file: the index of a sealed memfd handed over
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> TensorMeta:
@@ -66,6 +68,7 @@ class TensorMeta:
             device=str(d["device"]),
             file=d.get("file"),
             sha256=d.get("sha256"),
+            blob=int(d["blob"]) if isinstance(d.get("blob"), int) else None,
         )
 
 
@@ -78,12 +81,16 @@ def dump_tensor(value: Any, path: Path) -> dict[str, Any]:
     if type(value) is torch.Tensor:
         type_name = "torch.Tensor"
     if isinstance(value, torch.Tensor):
+        from evotui.eval import outbox
+
         plain = value.detach().as_subclass(torch.Tensor)
+        meta = {"type_name": type_name, "shape": list(plain.shape), "dtype": str(plain.dtype),
+                "device": plain.device.type, "file": None}
+        if outbox.has_channel():
+            return {**meta, "blob": outbox.put_tensor(plain)}
         raw = plain.contiguous().reshape(-1).view(torch.uint8).cpu().numpy()
         raw.tofile(path)
-        return {"type_name": type_name, "shape": list(plain.shape), "dtype": str(plain.dtype),
-                "device": plain.device.type, "file": str(path),
-                "sha256": hashlib.sha256(raw).hexdigest()}
+        return {**meta, "file": str(path), "sha256": hashlib.sha256(raw).hexdigest()}
     return {"type_name": type_name, "shape": [], "dtype": "", "device": "", "file": None}
 
 
@@ -91,23 +98,37 @@ class TamperedOutput(ValueError):
     """A dumped output's bytes are not those the worker wrote."""
 
 
-def load_tensor(meta: TensorMeta, device: str = "cpu"):
-    """Rebuild a tensor from a worker's bytes (runs in the judge)."""
+def load_tensor(meta: TensorMeta, device: str = "cpu", blobs: list[str | None] | None = None):
+    """Rebuild a tensor from a worker's bytes (runs in the judge). ``blobs``: where the
+    worker holds the sealed memfds of the report (``CandidateHost`` sets them)."""
     import numpy as np
     import torch
 
+    from evotui.eval.outbox import NotSealed, read_sealed
+
     dtype = getattr(torch, meta.dtype.removeprefix("torch."), None)
-    if not isinstance(dtype, torch.dtype) or meta.file is None:
+    if not isinstance(dtype, torch.dtype) or (meta.file is None and meta.blob is None):
         raise ValueError(f"cannot load tensor of dtype {meta.dtype!r}")
     numel = 1
     for s in meta.shape:
         numel *= s
     expected = numel * torch.empty((), dtype=dtype).element_size()
-    raw = np.fromfile(meta.file, dtype=np.uint8)
+    if meta.blob is not None:
+        where = (blobs or [])[meta.blob] if 0 <= meta.blob < len(blobs or []) else None
+        if where is None:
+            raise TamperedOutput(f"output bytes {meta.blob} were not handed over")
+        try:
+            raw = read_sealed(where)
+        except NotSealed as e:
+            raise TamperedOutput(str(e)) from None
+    else:
+        assert meta.file is not None
+        raw = np.fromfile(meta.file, dtype=np.uint8)
     if raw.size != expected:
         raise ValueError(f"tensor file holds {raw.size} bytes, expected {expected}")
-    if meta.sha256 is None or hashlib.sha256(raw).hexdigest() != meta.sha256:
-        raise TamperedOutput(f"{Path(meta.file).name} changed after the worker wrote it")
+    if meta.blob is None and (meta.sha256 is None
+                              or hashlib.sha256(raw).hexdigest() != meta.sha256):
+        raise TamperedOutput(f"{Path(str(meta.file)).name} changed after the worker wrote it")
     t = torch.from_numpy(raw)
     if device != "cpu":
         t = t.to(device)

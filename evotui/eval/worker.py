@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -49,11 +50,23 @@ class CandidateHost:
         _warm_imports(device)
         self.isolation = probe(gpu=os.environ.get("CUDA_VISIBLE_DEVICES") or None
                                if device != "cpu" else None)
+        self.held: Any = None  # the last candidate's sealed outputs, until the judge has read them
+        self.trusted_cache: Path | None = None
+        if device != "cpu" and self.isolation.complete:
+            from evotui.eval.compiler_cache import build_trusted_cache
+            from evotui.eval.protocol import scratch_root
+
+            root = os.environ.get("EVOTUI_WORKER_ROOT")
+            self.trusted_cache = build_trusted_cache(Path(root) if root else scratch_root())
 
     def run(self, op: str, req: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        from evotui.eval import reasons
+        from evotui.eval import outbox, reasons
         from evotui.eval.candidate_runner import CandidateFailure, CandidateRunner
         from evotui.eval.sandbox import confinement_for, run_isolated
+
+        if self.held is not None:  # the pool judged them before sending this request
+            self.held.close()
+            self.held = None
 
         if req.get("sandbox", True) and not self.isolation.complete:
             return {"ok": False, "reason": reasons.SANDBOX_UNAVAILABLE,
@@ -63,23 +76,49 @@ class CandidateHost:
             else None
 
         def prepare() -> Any:
+            if confinement is not None:
+                from evotui.eval.compiler_cache import seed_cache
+
+                seed_cache(self.trusted_cache, confinement.environment()["TRITON_CACHE_DIR"])
             return CandidateRunner.load_tasks(req)
 
         def body(tasks: Any) -> dict[str, Any]:
+            started = time.monotonic()  # the same clock in every process
             try:
                 runner = CandidateRunner(self.device, tasks)
             except CandidateFailure as f:
                 return {"ok": False, "reason": f.reason, "message": f.message}
-            return runner.evaluate(req) if op == "evaluate" else runner.compare(req)
+            answer = runner.evaluate(req) if op == "evaluate" else runner.compare(req)
+            if isinstance(answer.get("phases"), dict):
+                answer["phases"]["start"] = started - forked
+                answer["phases"]["runner"] = time.monotonic() - started
+            return answer
 
-        outcome = run_isolated(prepare, body, confinement, timeout_s)
+        forked = time.monotonic()
+        outcome = run_isolated(prepare, body, confinement, timeout_s,
+                               blob_limit_bytes=_blob_limit_bytes())
+        self.held = outcome.blobs
         if outcome.timed_out:
             return {"ok": False, "reason": reasons.TIMEOUT,
                     "message": f"no result within {timeout_s:.0f} s; its processes were killed"}
         if outcome.answer is None:
             return {"ok": False, "reason": reasons.CRASHED,
                     "message": outcome.error or _describe_status(outcome.exit_status)}
-        return outcome.answer
+        held = outcome.blobs
+        if held is not None and held.error:
+            return {"ok": False, "reason": reasons.TAMPERED, "message": held.error}
+        # set here, whatever the answer said: where the judge finds the bytes
+        return {**outcome.answer,
+                "blobs": [outbox.path_of(fd) if fd >= 0 else None
+                          for fd in (held.fds if held is not None else [])]}
+
+
+def _blob_limit_bytes() -> int:
+    """What one candidate may hand over in all: half the machine's memory (memfds are RAM)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError):
+        return 8 << 30
 
 
 def _describe_status(code: int | None) -> str:
@@ -127,11 +166,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             msg = protocol.recv(conn)
         except (EOFError, OSError):
-            return 0
+            break
         op = msg.get("op")
         try:
             if op == "shutdown":
-                return 0
+                break
             if op == "ping":
                 reply = {"ok": True}
             elif op in ("evaluate", "compare") and args.role == "candidate":
@@ -150,6 +189,12 @@ def main(argv: list[str] | None = None) -> int:
                      "traceback": traceback.format_exc()[-4000:]}
         sys.stdout.flush()
         protocol.send(conn, reply)
+    cache = getattr(server, "trusted_cache", None)
+    if cache is not None:
+        import shutil
+
+        shutil.rmtree(cache, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":

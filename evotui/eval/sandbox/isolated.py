@@ -14,6 +14,7 @@ import json
 import os
 import select
 import signal
+import socket
 import tempfile
 import time
 import traceback
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evotui.eval import outbox
 from evotui.eval.sandbox import landlock, namespaces, seccomp
 from evotui.eval.sandbox.policy import Confinement
 
@@ -34,6 +36,9 @@ class Outcome:
     exit_status: int | None  # as os.waitstatus_to_exitcode gives it
     timed_out: bool = False
     error: str = ""
+    # the sealed memfds it handed over (evotui.eval.outbox), open in this process: the
+    # caller closes them when the judge has read them
+    blobs: outbox.Received | None = None
 
 
 def confine(confinement: Confinement | None) -> None:
@@ -54,10 +59,13 @@ def confine(confinement: Confinement | None) -> None:
     landlock.restrict(grants)
 
 
-def _close_fds_except(fd: int) -> None:
-    """Every inherited descriptor but stdio and ``fd`` (the worker's socket to the pool too)."""
-    os.closerange(3, fd)
-    os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
+def _close_fds_except(*keep: int) -> None:
+    """Every inherited descriptor but stdio and ``keep`` (the worker's socket to the pool too)."""
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
 
 
 def _send(write_fd: int, answer: dict[str, Any]) -> None:
@@ -66,12 +74,13 @@ def _send(write_fd: int, answer: dict[str, Any]) -> None:
         view = view[os.write(write_fd, view):]
 
 
-def _candidate(write_fd: int, state: Any, body: Callable[[Any], dict[str, Any]],
+def _candidate(write_fd: int, blob_fd: int, state: Any, body: Callable[[Any], dict[str, Any]],
                confinement: Confinement | None) -> None:
     """The candidate's side of the request; never returns."""
     try:
         namespaces.set_parent_death_signal(signal.SIGKILL)
-        _close_fds_except(write_fd)
+        _close_fds_except(write_fd, blob_fd)
+        outbox.open_channel(blob_fd)
         try:
             confine(confinement)
         except OSError as e:
@@ -86,7 +95,7 @@ def _candidate(write_fd: int, state: Any, body: Callable[[Any], dict[str, Any]],
     os._exit(0)
 
 
-def _leader(read_fd: int, write_fd: int, prepare: Callable[[], Any],
+def _leader(read_fd: int, write_fd: int, blob_fd: int, prepare: Callable[[], Any],
             body: Callable[[Any], dict[str, Any]], confinement: Confinement | None) -> None:
     """The forked child: its own process group and namespaces; never returns."""
     try:
@@ -104,8 +113,9 @@ def _leader(read_fd: int, write_fd: int, prepare: Callable[[], Any],
             namespaces.hide_socket_folders(keep=[g.path for g in confinement.grants()])
         pid = os.fork()
         if pid == 0:
-            _candidate(write_fd, state, body, confinement)
+            _candidate(write_fd, blob_fd, state, body, confinement)
         os.close(write_fd)
+        os.close(blob_fd)
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         os._exit(code if code >= 0 else 128 - code)
     except BaseException as e:  # noqa: BLE001
@@ -134,20 +144,39 @@ def _end(pid: int, grace_s: float) -> int:
 
 
 def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any]],
-                 confinement: Confinement | None, timeout_s: float) -> Outcome:
+                 confinement: Confinement | None, timeout_s: float,
+                 blob_limit_bytes: int = 64 << 30) -> Outcome:
     """``body(prepare())`` in a fresh process; ``prepare`` runs there before confinement
-    (single-threaded: a process with threads cannot enter a user namespace)."""
+    (single-threaded: a process with threads cannot enter a user namespace). What the body
+    hands over through ``evotui.eval.outbox`` comes back in ``Outcome.blobs``."""
     read_fd, write_fd = os.pipe()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
-        _leader(read_fd, write_fd, prepare, body, confinement)
+        ours.close()
+        _leader(read_fd, write_fd, theirs.detach(), prepare, body, confinement)
     os.close(write_fd)
+    theirs.close()
+    blobs = outbox.Received([])
+    try:
+        answer = _collect(pid, read_fd, ours, blobs, timeout_s, blob_limit_bytes)
+    except BaseException:
+        blobs.close()
+        raise
+    finally:
+        ours.close()
+    return Outcome(answer.answer, answer.exit_status, answer.timed_out, answer.error, blobs)
+
+
+def _collect(pid: int, read_fd: int, blob_sock: socket.socket, blobs: outbox.Received,
+             timeout_s: float, blob_limit_bytes: int) -> Outcome:
+    """The answer on ``read_fd`` and the blobs on ``blob_sock``, as they come."""
     try:
         os.setpgid(pid, pid)  # also here: killpg must find the group even if the child is slow
     except OSError:
         pass
     chunks: list[bytes] = []
-    size, timed_out = 0, False
+    size, timed_out, blob_open = 0, False, True
     deadline = time.monotonic() + timeout_s
     try:
         while size <= MAX_ANSWER_BYTES:
@@ -155,13 +184,20 @@ def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any
             if remaining <= 0:
                 timed_out = True
                 break
-            ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
-            if ready:
+            watched = [read_fd, blob_sock] if blob_open else [read_fd]
+            ready, _, _ = select.select(watched, [], [], min(remaining, 1.0))
+            if blob_sock in ready:
+                blob_open = outbox.receive(blob_sock, blobs, blob_limit_bytes)
+            if read_fd in ready:
                 chunk = os.read(read_fd, 1 << 20)
                 if not chunk:
                     break
                 size += len(chunk)
                 chunks.append(chunk)
+        # handed over before the answer was written: all queued by now
+        blob_sock.setblocking(False)
+        while blob_open and not _drained(blob_sock):
+            blob_open = outbox.receive(blob_sock, blobs, blob_limit_bytes)
     finally:
         os.close(read_fd)
         code = _end(pid, grace_s=0.0 if timed_out else 5.0)
@@ -176,3 +212,8 @@ def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any
     if answer is not None and not isinstance(answer, dict):
         return Outcome(None, code, error="its answer was not one JSON object")
     return Outcome(answer, code)
+
+
+def _drained(sock: socket.socket) -> bool:
+    ready, _, _ = select.select([sock], [], [], 0)
+    return not ready

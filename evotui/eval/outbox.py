@@ -1,0 +1,141 @@
+"""Bytes a candidate's process hands over the moment it produces them.
+
+Each dumped tensor goes into a memfd that the candidate's process fills, seals against any
+further write, resize or unseal, and passes to the worker over a socket (``SCM_RIGHTS``),
+keeping no descriptor of it. From then on nobody can change those bytes, the candidate's
+later code included, so they need no hash: the judge opens the descriptor through the
+worker's ``/proc/PID/fd`` and checks the seals itself before reading.
+
+Without a channel (a runner used outside ``run_isolated``) tensors are written to files in
+the scratch folder, hashed as they are written, as before.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import mmap
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+MAX_BLOBS = 4096  # handed over by one candidate; more is not a harness's doing
+
+_channel: socket.socket | None = None
+_sent = 0
+
+
+class NotSealed(ValueError):
+    """A handed-over descriptor that is not a fully sealed memfd."""
+
+
+def open_channel(fd: int) -> None:
+    """In the candidate's process: hand blobs over through socket ``fd`` from now on."""
+    global _channel, _sent
+    _channel = socket.socket(fileno=fd)
+    _sent = 0
+
+
+def has_channel() -> bool:
+    return _channel is not None
+
+
+def put_tensor(value: Any) -> int:
+    """Copy a plain tensor's bytes into a sealed memfd, hand it over, return its index."""
+    global _sent
+    import torch
+
+    if _channel is None:
+        raise RuntimeError("no channel to hand bytes over")
+    flat = value.detach().contiguous().reshape(-1).view(torch.uint8)
+    nbytes = flat.numel()
+    fd = os.memfd_create("evotui-output", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        if nbytes:
+            os.ftruncate(fd, nbytes)
+            with mmap.mmap(fd, nbytes) as pages:
+                target = torch.frombuffer(pages, dtype=torch.uint8)
+                target.copy_(flat)  # from the GPU straight into the memfd's pages
+                del target
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+        index = _sent
+        socket.send_fds(_channel, [str(index).encode()], [fd])
+        _sent += 1
+        return index
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Received:
+    """What the worker holds for one candidate: descriptors in the order they came."""
+
+    fds: list[int]
+    total_bytes: int = 0
+    error: str = ""
+
+    def close(self) -> None:
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds.clear()
+
+
+def receive(sock: socket.socket, into: Received, limit_bytes: int) -> bool:
+    """Take one handed-over descriptor from ``sock`` (worker side); False at end of stream.
+    A descriptor that is not sealed, or one past the limits, is closed and noted."""
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, 32, 4)
+    except (BlockingIOError, InterruptedError):
+        return True
+    if not data and not fds:
+        return False
+    for fd in fds:
+        try:
+            size = check_sealed(fd)
+        except NotSealed as e:
+            os.close(fd)
+            into.error = into.error or str(e)
+            into.fds.append(-1)
+            continue
+        if len(into.fds) >= MAX_BLOBS or into.total_bytes + size > limit_bytes:
+            os.close(fd)
+            into.error = into.error or "handed over more output than the limits allow"
+            into.fds.append(-1)
+            continue
+        into.total_bytes += size
+        into.fds.append(fd)
+    return True
+
+
+def check_sealed(fd: int) -> int:
+    """The size of memfd ``fd``, if nobody can change its bytes any more."""
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    except OSError:
+        raise NotSealed("a handed-over output is not a memfd") from None
+    if seals & SEALS != SEALS:
+        raise NotSealed("a handed-over output can still be changed (not sealed)")
+    return os.fstat(fd).st_size
+
+
+def path_of(fd: int) -> str:
+    """Where a process of the same user opens the worker's descriptor ``fd``."""
+    return f"/proc/{os.getpid()}/fd/{fd}"
+
+
+def read_sealed(path: str) -> Any:
+    """The bytes of a handed-over memfd as a uint8 numpy array (judge side), after checking
+    its seals here. A private mapping: no copy, and writes to it would stay in this process."""
+    import numpy as np
+
+    with open(path, "rb") as f:
+        size = check_sealed(f.fileno())
+        if size == 0:
+            return np.zeros(0, dtype=np.uint8)
+        pages = mmap.mmap(f.fileno(), size, flags=mmap.MAP_PRIVATE,
+                          prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return np.frombuffer(pages, dtype=np.uint8)
