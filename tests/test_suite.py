@@ -217,3 +217,46 @@ def test_help_explains():
     for words in ("fast_p", "--budget", "--time-budget", "--scheduler", "--resume",
                   "natural order", "ALL problems", "suite.json"):
         assert words in text, words
+
+
+# ---- time budgets, problems at once, a Dask cluster -----------------------------------------
+
+def test_a_time_budget_stops_each_problem_and_says_so(home, tmp_path):
+    run = open_suite(tmp_path / "suite", discover([str(SAMPLES / "add_gelu")]),
+                     SuiteSettings(Budget(None, 1.5), device="cpu"))
+    slow = FakeEvaluator(delay=0.2)  # about five evaluations a second, without end
+    t0 = time.monotonic()
+    assert asyncio.run(SuiteRunner(run, slow).run_all())
+    assert time.monotonic() - t0 < 15
+    data = json.loads((tmp_path / "suite" / "suite.json").read_text())
+    (p,) = data["problems"]
+    assert p["status"] == "accepted" and p["time_budget_reached"] and p["finished"]
+    assert 1 <= p["evaluations"] < 40 and p["outcome"] == "stopped"
+    assert data["settings"]["budget"] == {"evaluations": None, "seconds": 1.5}
+    md = (tmp_path / "suite" / "suite.md").read_text()
+    assert "1.5s per problem" in md and "(time budget reached)" in md
+
+
+def test_problems_run_at_once_on_a_dask_cluster(home, tmp_path):
+    distributed = pytest.importorskip("distributed", reason='needs "evotui[dask]"')
+    from evotui.suite.runner import open_evaluator
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  resources={"GPU": 1}, dashboard_address=":0") as cluster:
+        settings = SuiteSettings(Budget(1), device="cpu", scheduler=cluster.scheduler_address,
+                                 jobs=2)
+        run = open_suite(tmp_path / "suite", discover([str(SAMPLES / "add_gelu"),
+                                                       str(SAMPLES / "row_sum")]), settings)
+        pool, warning = open_evaluator(settings)
+        steps = []
+        try:
+            assert asyncio.run(SuiteRunner(run, pool, steps.append).run_all())
+        finally:
+            pool.close()
+    order = [(s.kind, s.result.name) for s in steps if s.kind in ("start", "end")]
+    assert order[:2] == [("start", "add_gelu"), ("start", "row_sum")]  # one job per problem
+    data = json.loads((tmp_path / "suite" / "suite.json").read_text())
+    assert [p["status"] for p in data["problems"]] == ["accepted", "accepted"]
+    for p in data["problems"]:
+        assert set(p["device"].split(", ")) == set(pool.devices) and len(pool.devices) == 2
+        assert (tmp_path / "suite" / p["run_dir"] / "report.json").is_file()

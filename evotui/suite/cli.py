@@ -152,14 +152,23 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
         err.print(f"[bold yellow]{warning}[/]")
     try:
         complete = asyncio.run(_run(run, evaluator, err))
+        _print_summary(run)
     finally:
-        close = getattr(evaluator, "close", None)
-        if close is not None:
-            close()
-    _print_summary(run)
+        _close(evaluator)
     if not complete:
         click.echo(f"interrupted: continue with `evotui suite --resume {run.folder}`", err=True)
         sys.exit(130)
+
+
+def _close(evaluator: object) -> None:
+    """Close the pool; a Ctrl-C meanwhile only makes it quicker (suite.json is written)."""
+    close = getattr(evaluator, "close", None)
+    if close is None:
+        return
+    try:
+        close()
+    except KeyboardInterrupt:
+        close()
 
 
 async def _run(run, evaluator, err: Console) -> bool:
