@@ -47,7 +47,7 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "B = 1024\nH = tl.constexpr(B // 2)\n@triton.jit\ndef k(x):\n    y = x + H",
     "E = tl.constexpr(torch.finfo(torch.float32).eps)\n@triton.jit\ndef k(x):\n    y = x + E",
     "V = int(triton.__version__.split('.')[0]) >= 3\nT = torch.__version__",
-    # round 12's false rejections
+    # config dicts, a parameter named like a builtin, NamedTuple configs
     "DEFAULTS = {'B': 64}\ncfg = DEFAULTS.copy()",
     "def f(input):\n    return input",
     "from typing import NamedTuple\nclass C(NamedTuple):\n    b: int = 1\nc = C()._replace(b=2)",
@@ -59,8 +59,8 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "F64 = 0\nACC = tl.float64 if F64 else tl.float32\n@triton.jit\ndef k(x):\n    y = x.to(ACC)",
     "ON_GPU = tl.constexpr(torch.cuda.is_available())\n@triton.jit\ndef k(x):\n    y = ON_GPU",
     "import math\nlibdevice = tl.extra.cuda.libdevice\nM = math\nL = nn.Linear\nk = type(3)",
-    # what round 17's rules leave alone: the dunders a file needs, `super()` (its
-    # `__class__` cell), math constants and plain annotations in a kernel, a global bound later
+    # the dunders a file needs, `super()` (its `__class__` cell), math constants and plain
+    # annotations in a kernel, a global bound later
     "__all__ = ['ModelNew']\n__version__ = '1'\nclass C:\n    __slots__ = ('a',)\n"
     "    def __init__(self):\n        super().__init__()\n    def __call__(self, meta):\n"
     "        return (1,)",
@@ -70,8 +70,8 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     "    y = x * math.pi",
     "def f():\n    return LATER + 1\nLATER = 2",
     "class C:\n    def name(self):\n        return type(self).__name__",
-    # false rejections found in round 17's hunt: a getattr with a constant public name, the
-    # abstract container types, a str enum, nn.Linear's own reset_parameters helper
+    # a getattr with a constant public name, the abstract container types, a str enum,
+    # nn.Linear's own reset_parameters helper
     "b = getattr(nn.Linear(2, 2), 'bias', None)",
     "from collections.abc import Sequence\ndef f(x: Sequence[int]):\n    return x",
     "import enum\nclass R(str, enum.Enum):\n    MEAN = 'mean'",
@@ -119,6 +119,16 @@ def verdict(body: str, head: str = HEAD) -> str | None:
     # the `__main__` self-test's helpers never run in the harness
     "def run_tests():\n    torch.manual_seed(0)\n    check()\ndef check():\n    torch.manual_seed(1)\n"
     "if __name__ == '__main__':\n    run_tests()",
+    # what only the sandbox needs to contain: an environment flag (the environment is
+    # scrubbed), paths read, a logger's level, a debugger hook, SystemExit, a memoryview
+    "import os\nDEBUG = os.environ.get('KERNEL_DEBUG', '0') == '1' or 'CI' in os.environ\n"
+    "V = os.getenv('V')\nN = os.cpu_count()\nP = os.path.join(os.path.dirname('a/b'), 'c')",
+    "from os import environ, path\nF = environ.get('F')\nP = path.exists('x')",
+    "import os.path\nP = os.path.isfile('x')",
+    "from pathlib import Path\ndef load(p):\n    return Path(p).read_text()\n"
+    "HERE = Path('a').parent",
+    "import logging\nlogging.basicConfig(level=logging.INFO)",
+    "def stop():\n    breakpoint()\n    exit(1)\nm = memoryview(b'ab')",
 ])
 def test_honest_code_passes(body):
     assert verdict(body) is None
@@ -144,7 +154,23 @@ def test_honest_code_passes(body):
     ("f = torch.nn.functional\nf.softmax = None", "forbidden_construct"),
     ("class P:\n    pass\nP.run = print", "forbidden_construct"),
     ("torch.manual_seed(0)", "forbidden_attribute"),
-    ("import os", "forbidden_import"),
+    # a file descriptor written: the worker's answer is a pipe in the candidate's process
+    ("import os\nos.write(5, b'{}')", "forbidden_attribute"),
+    ("from os import write", "forbidden_import"),
+    ("import os\nw = os.fdopen", "forbidden_attribute"),
+    ("import os\nos.path.os.write(5, b'{}')", "forbidden_attribute"),
+    ("from pathlib import Path\nPath('/proc/self/fd/5').write_text('{}')", "forbidden_attribute"),
+    ("from pathlib import Path\nf = Path('/proc/self/fd/5').open('w')", "forbidden_attribute"),
+    ("import logging\nlogging.basicConfig(filename='/proc/self/fd/5')", "forbidden_call"),
+    ("f = open('/proc/self/fd/5', 'w')", "forbidden_call"),
+    ("import subprocess", "forbidden_import"),
+    ("import threading", "forbidden_import"),
+    # the environment only read (it steers Triton and torch while the harness runs)
+    ("import os\nos.environ['TRITON_INTERPRET'] = '0'", "forbidden_attribute"),
+    ("import os\nos.environ.update(TRITON_INTERPRET='0')", "forbidden_attribute"),
+    ("import os\nenv = os.environ\nenv['X'] = '1'", "forbidden_attribute"),
+    ("from os import environ\nenviron.setdefault('X', '1')", "forbidden_attribute"),
+    ("import os\nos.putenv('X', '1')", "forbidden_attribute"),
     ("import numpy as np", "forbidden_import"),
     ("x = getattr(torch, 'cuda')", "forbidden_call"),
     ("e = eval", "forbidden_call"),
@@ -185,12 +211,11 @@ def test_honest_code_passes(body):
     ("def f(x):\n    return x\nk = [triton.jit(f)]", "forbidden_construct"),
     ("J = triton.jit\n@J\ndef f(x):\n    return x", "forbidden_construct"),
     ("V = torch.__version__.__class__", "forbidden_attribute"),
-    # round 12: files mapped as storages, where a kernel's file lies, threads running torch
-    # unwatched, a tuner's benchmark function run with the policy off
+    # files mapped as storages, threads running torch unwatched, a tuner's benchmark
+    # function run with the policy off
     ("s = torch.UntypedStorage.from_file('/tmp/x', True, 4)", "forbidden_attribute"),
     ("S = torch.FloatStorage", "forbidden_attribute"),
     ("from torch import ByteStorage", "forbidden_import"),
-    ("def f():\n    pass\np = triton.JITFunction(f).file_name", "forbidden_attribute"),
     ("y = nn.parallel.parallel_apply", "forbidden_attribute"),
     ("y = torch.compiler.compile", "forbidden_attribute"),
     ("@triton.autotune(configs=[], key=[], do_bench=len)\n@triton.jit\ndef k(x):\n    pass",
@@ -199,22 +224,22 @@ def test_honest_code_passes(body):
     ("__name__ = '__main__'\nif __name__ == '__main__':\n    torch.manual_seed(0)",
      "forbidden_construct"),
     ("D = {}\ny = D.copy.types.FunctionType", "forbidden_attribute"),
-    # round 13: `match` binds names (`case __name__:`) and reads attributes by keyword
+    # `match` binds names (`case __name__:`) and reads attributes by keyword
     ("match torch:\n    case object(utils=u):\n        pass", "forbidden_construct"),
     ("y = nn.modules.transformer.copy.dispatch_table", "forbidden_attribute"),
-    # round 14: a module held as a value (its chains escape the path rules); `type` as one
+    # a module held as a value (its chains escape the path rules); `type` as one
     ("T = torch\nI = T.package", "forbidden_construct"),
     ("x = [torch][0]", "forbidden_construct"),
     ("def f(T=torch):\n    return T", "forbidden_construct"),
     ("N = torch.nn.functional", "forbidden_construct"),
     ("T = type", "forbidden_construct"),
     ("C = type(type)('C', (int,), {})", "forbidden_call"),
-    # round 15: `tl.extra.modules` is sys.modules, `tl.extra.spec` a module spec (its loader
+    # `tl.extra.modules` is sys.modules, `tl.extra.spec` a module spec (its loader
     # reads any file), `tl.core.knobs` is triton.knobs
     ("m = tl.extra.modules['os']", "forbidden_attribute"),
     ("d = tl.extra.spec.loader.get_data('/etc/hostname')", "forbidden_attribute"),
     ("k = tl.core.knobs", "forbidden_attribute"),
-    # round 16: a jit function's globals (and builtins), annotations evaluated as code,
+    # a jit function's globals (and builtins), annotations evaluated as code,
     # torch.save's zip writer, stdlib modules reached through torch
     ("g = tl.bitonic_merge.used_global_vals", "forbidden_attribute"),
     ("k = tl.bitonic_merge.cache_key", "forbidden_attribute"),
@@ -223,7 +248,7 @@ def test_honest_code_passes(body):
     ("def f(x):\n    return x\nh = triton.Config.__init__(f, eval_str=True)", "forbidden_call"),
     ("w = torch.PyTorchFileWriter('/tmp/x')", "forbidden_attribute"),
     ("o = torch.functional.operator.setitem", "forbidden_attribute"),
-    # round 17: dunders bound by any means; names read as globals that only a parameter
+    # dunders bound by any means; names read as globals that only a parameter
     # binds; torch as a value or called through a subscript in a kernel; interpreter
     # internals; a kernel annotation that is an object; from-imports judged as attributes;
     # TorchScript from a string; a private module under a public name
@@ -268,7 +293,7 @@ def test_honest_code_passes(body):
      "forbidden_construct"),
     ("d = nn.Linear(1, 1)\nd.__init__(2, 2)", "forbidden_attribute"),
     ("class P:\n    data_ptr = property(len)", "forbidden_construct"),
-    # round 20: `self` trusted only in a method of the file's own class, on an instance
+    # `self` trusted only in a method of the file's own class, on an instance
     ("def put(self, f):\n    self.new_empty = f\nput(torch.Tensor, len)", "forbidden_construct"),
     ("class P:\n    def put(self, f):\n        self.new_empty = f\nP.put(torch.Tensor, len)",
      "forbidden_construct"),
@@ -306,7 +331,7 @@ def test_honest_code_passes(body):
     ("try:\n    import math\nexcept Exception:\n    pass", "forbidden_construct"),
     ("try:\n    import math\nexcept ImportError as e:\n    pass", "forbidden_construct"),
     ("try:\n    import math\nfinally:\n    pass", "forbidden_construct"),
-    ("try:\n    import os\nexcept ImportError:\n    pass", "forbidden_import"),
+    ("try:\n    import numpy\nexcept ImportError:\n    pass", "forbidden_import"),
     # the standard-library helpers by their name lists
     ("import contextlib\ns = contextlib.suppress", "forbidden_attribute"),
     ("import contextlib\ns = contextlib.ExitStack", "forbidden_attribute"),

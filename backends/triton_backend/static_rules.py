@@ -1,5 +1,14 @@
 """Static rules for Triton candidates, checked on the AST before any candidate code runs.
 
+The operating system's sandbox keeps the machine safe (files, network, processes, secrets,
+the next candidate: docs/threat-model.md). These rules keep the verdict true. A candidate
+runs in the process that times it and writes its answer, so the rules stop what would change
+what the timer and the judge see: patching torch, Triton or the harness; reaching the
+harness's objects (frames, globals, private attributes, modules held as values); writing a
+file descriptor (the answer's pipe: ``open``, ``os.write``, a log file); work the timer does
+not see (streams, graphs, threads); the host computing the answer; code the rules never read
+(``eval``, strings evaluated as annotations).
+
 Imports are an allowlist. Dotted names that start at an imported module are resolved
 (``tl.extra.cuda.libdevice.erf`` → ``triton.language.extra.cuda.libdevice.erf``) and checked
 against the parts of torch and triton that only a cheat needs (streams, graphs, the
@@ -35,6 +44,15 @@ from backends.triton_backend.receiver_rules import (
     trusted_selves,
 )
 from backends.triton_backend.scope_rules import bindings, check_names
+from backends.triton_backend.stdlib_rules import (
+    DOTTED_MODULES,
+    STDLIB_NAMES,
+    WRAPS_DECORATOR,
+    check_environment,
+    check_wraps,
+    forbidden_stdlib_path,
+    stdlib_member,
+)
 from backends.triton_backend.text_rules import check_text, without_bom
 from evotui.eval import reasons
 
@@ -48,79 +66,36 @@ ALLOWED_IMPORTS = {
     # harmless helpers honest kernel files import: a device guard, a logger, a `__main__`
     # benchmark's clock and random shapes, deprecation warnings, mixed-precision decorators
     "contextlib", "logging", "time", "random", "warnings", "torch.amp", "torch.cuda.amp",
+    # an environment flag, the CPU count, paths (by their name lists: stdlib_rules)
+    "os", "os.path", "pathlib",
 }
 
-# What a candidate may use of the allowed standard-library modules, by name (None: every
-# public name — pure functions). Whole modules let escapes in: `typing.get_type_hints`
-# evaluates strings, `functools.update_wrapper` is getattr/setattr by string, `enum.bltns`
-# is builtins.
-STDLIB_NAMES: dict[str, frozenset[str] | None] = {
-    "math": None,
-    "itertools": None,
-    "operator": frozenset({
-        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs", "and_",
-        "or_", "xor", "invert", "lshift", "rshift", "lt", "le", "eq", "ne", "ge", "gt", "not_",
-        "index", "matmul", "itemgetter", "iadd", "imul"}),
-    "typing": frozenset({
-        "Any", "Optional", "Union", "List", "Tuple", "Dict", "Set", "FrozenSet", "Callable",
-        "Literal", "NamedTuple", "TypeVar", "Generic", "Protocol", "ClassVar", "Final",
-        "Sequence", "Mapping", "Iterable", "Iterator", "cast", "overload", "TYPE_CHECKING",
-        "TypeAlias", "Type", "Annotated", "Self"}),
-    "functools": frozenset({"partial", "reduce", "lru_cache", "cache", "cached_property",
-                            "total_ordering", "partialmethod",
-                            # only as `@functools.wraps(fn)` in a decorator (WRAPS_DECORATOR)
-                            "wraps"}),
-    "dataclasses": frozenset({"dataclass", "field", "fields", "replace", "asdict", "astuple",
-                              "InitVar", "KW_ONLY", "is_dataclass"}),
-    "collections": frozenset({"namedtuple", "OrderedDict", "defaultdict", "deque", "Counter",
-                              "abc"}),
-    "collections.abc": frozenset({  # the abstract container types, for annotations
-        "Callable", "Iterable", "Iterator", "Sequence", "MutableSequence", "Mapping",
-        "MutableMapping", "Set", "MutableSet", "Collection", "Container", "Sized", "Hashable",
-        "Generator"}),
-    "enum": frozenset({"Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "auto", "unique"}),
-    # not `suppress` or `ExitStack`: an exception swallowed is a `try` in disguise
-    "contextlib": frozenset({"contextmanager", "nullcontext", "AbstractContextManager"}),
-    "logging": frozenset({
-        "getLogger", "basicConfig", "debug", "info", "warning", "error", "exception",
-        "critical", "log", "Logger", "NullHandler", "DEBUG", "INFO", "WARNING", "WARN", "ERROR",
-        "CRITICAL", "NOTSET", "getLevelName"}),
-    "time": frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic",
-                       "monotonic_ns", "process_time", "process_time_ns", "sleep",
-                       "strftime", "localtime", "gmtime", "ctime"}),
-    "random": None,
-    "warnings": frozenset({"warn", "filterwarnings", "simplefilter", "catch_warnings"}),
-}
-# `functools.wraps` is getattr/setattr by string (`update_wrapper(self, torch)` copied a
-# module's names onto `self`): allowed only as a decorator of a def nested in a function,
-# wrapping one of that function's parameters (`def ensure_contiguous(fn): @wraps(fn) ...`)
-WRAPS_DECORATOR = "functools.wraps"
-
+# code from strings, attributes by string, the module's namespace, a file descriptor
 FORBIDDEN_CALLS = {
     "eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
-    "locals", "vars", "open", "breakpoint", "memoryview", "exit", "quit",
+    "locals", "vars", "open",
 }
 
 # Parts of torch / triton a kernel candidate never needs (prefix match on dotted names).
 FORBIDDEN_MODULE_PATHS = (
     "torch.cuda", "torch.utils", "torch.library", "torch.ops", "torch.autograd",
     "torch.backends", "torch.compile", "torch.jit", "torch.multiprocessing",
-    "torch.distributed", "torch.hub", "torch.profiler", "torch.testing", "torch.accelerator",
+    "torch.distributed", "torch.hub", "torch.profiler", "torch.accelerator",
     "torch.Stream", "torch.Event", "torch.cpu", "torch.mps", "torch.xpu", "torch.manual_seed",
     "torch.seed", "torch.set_", "torch.use_deterministic_algorithms", "torch.load",
     "torch.save", "torch.from_file", "torch.classes", "torch.fx", "torch.export",
     "torch.overrides", "torch.get_device_module", "torch.random",
     "torch.package", "torch.serialization",
-    # round 12: storages map files (`UntypedStorage.from_file`); `parallel_apply` runs torch
-    # in threads the op policy does not watch; onnx and the compiler write or run elsewhere
+    # storages map files (`UntypedStorage.from_file`); `parallel_apply` runs torch in
+    # threads the op policy does not watch; onnx and the compiler write or run elsewhere
     "torch.UntypedStorage", "torch.TypedStorage", "torch.storage", "torch.nn.parallel",
     "torch.onnx", "torch.compiler",
-    # round 16: torch.save's zip writer and reader at the top level (any file), TorchScript
+    # torch.save's zip writer and reader at the top level (any file), TorchScript
     "torch.PyTorchFileWriter", "torch.PyTorchFileReader", "torch.import_ir_module",
     "torch.import_ir_module_from_buffer", "torch.ScriptModule", "torch.ScriptModuleSerializer",
     "torch.fork", "torch.wait",
-    # round 17 (a walk of what the allowed imports reach): TorchScript compiled from a string
-    # resolves `aten::from_file` in C++; `triton.compile` builds kernels no rule checked
+    # TorchScript compiled from a string resolves `aten::from_file` in C++; `triton.compile`
+    # builds kernels no rule checked
     "torch.CompilationUnit", "triton.compile",
     "triton.testing", "triton.knobs", "triton.compiler", "triton.backends", "triton.tools",
     "triton.runtime",
@@ -182,15 +157,15 @@ FORBIDDEN_ATTRIBUTES = {
     "make_dataclass", "new_class", "as_subclass",
     # code Triton runs around a launch, or instead of the kernel (the interpreter's cache)
     "add_pre_run_hook", "pre_run_hooks", "rewritten_fn", "rewriter",
-    # files: a storage mapped onto one (the dumped outputs, the task), and where a kernel's
-    # source file lies (the worker's scratch folder)
-    "from_file", "file_name",
+    # files written: a storage mapped onto one (the dumped outputs, the compiler's cache),
+    # a path's writers (`Path("/proc/self/fd/5").write_text(...)` is the answer's pipe)
+    "from_file", "write_text", "write_bytes", "touch", "symlink_to", "hardlink_to", "link_to",
     # copyreg's table, reached as `<module>.copy.dispatch_table`: what deepcopy runs
     "dispatch_table",
     # `tl.core.knobs` is `triton.knobs` (banned only as that path)
     "knobs",
-    # round 16: a jit function's globals dict (and with it `__builtins__`), and what
-    # evaluates annotations as code (`triton.cdiv.signature.from_callable(f, eval_str=True)`)
+    # a jit function's globals dict (and with it `__builtins__`), and what evaluates
+    # annotations as code (`triton.cdiv.signature.from_callable(f, eval_str=True)`)
     "used_global_vals", "cache_key", "signature", "from_callable", "get_annotations",
     "getfullargspec", "PyTorchFileWriter", "PyTorchFileReader",
 }
@@ -199,7 +174,10 @@ FORBIDDEN_ATTRIBUTE_SUFFIXES = ("Storage",)
 # keyword arguments that name a module to write into (`Enum("P", {...}, module="...")`)
 FORBIDDEN_KEYWORDS = {"module", "qualname", "eval_str",
                       # `triton.autotune(do_bench=f)`: the tuner runs `f` with the policy off
-                      "do_bench"}
+                      "do_bench",
+                      # `logging.basicConfig(filename="/proc/self/fd/5")` wrote the worker's
+                      # answer for it
+                      "filename"}
 # bases a candidate's class may have, besides its own classes: torch.nn modules (not
 # Parameter or Buffer: tensors), plain containers and the typing/enum helpers
 ALLOWED_BASE_PREFIXES = CONSTRUCTOR_PREFIXES
@@ -208,18 +186,19 @@ ALLOWED_BASE_NAMES = {"object", "dict", "list", "tuple", "set", "frozenset", "Ex
                       "ValueError", "RuntimeError", "TypeError", "KeyError", "IndexError",
                       "NotImplementedError", "AssertionError", "ArithmeticError", "LookupError"}
 FORBIDDEN_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "tb_", "co_", "register_module_")
-# Modules that allowed modules happen to import (`torch.os`, `torch.inspect`,
+# Modules that allowed modules happen to import (`torch.sys`, `torch.inspect`,
 # `torch.nn.functional.np`, ...): reached as attributes they would bypass the import list.
-# Banned on anything but `self` itself (`self.time = 0` is the candidate's own field).
-# `reachable_modules()` finds more by walking what is loaded; this list holds whatever the
-# process happens to have imported.
+# Banned on anything but `self` itself (`self.gc = 0` is the candidate's own field).
+# `reachable_modules()` finds more by walking what is loaded; this list holds the modules
+# that reach the verdict (write a descriptor, run code, walk frames or memory, start threads
+# or processes, run callbacks at any moment, compute on the host) whether or not this
+# process has loaded them yet. (The allowed standard-library modules are refused as
+# attributes by their own rule: import the module itself.)
 MODULE_NAMES = {
-    "os", "sys", "subprocess", "threading", "multiprocessing", "inspect", "ctypes",
-    "importlib", "builtins", "np", "gc", "pickle", "marshal", "signal", "socket", "shutil",
-    "pathlib", "tempfile", "traceback", "weakref", "runpy", "mmap", "resource", "platform",
-    "asyncio", "concurrent", "faulthandler", "atexit", "linecache", "dis", "sysconfig",
-    "posix", "fcntl", "pty", "pkgutil", "zipimport", "pdb", "io", "time", "contextlib",
-    "warnings", "logging", "copyreg", "types",
+    "sys", "subprocess", "threading", "multiprocessing", "inspect", "ctypes", "importlib",
+    "builtins", "np", "gc", "pickle", "marshal", "signal", "shutil", "tempfile", "traceback",
+    "weakref", "runpy", "mmap", "asyncio", "concurrent", "linecache", "posix", "pty",
+    "pkgutil", "zipimport", "pdb", "io", "copyreg", "types",
 }
 # Names under which some loaded module holds a module, allowed as attribute names all the
 # same: `dict.copy()` is everyday code, and the `copy` module leads nowhere else that is not
@@ -249,7 +228,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     tree = without_main_block(tree)
     aliases = module_aliases(tree)
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    issue = _check_annotations(tree) or check_names(tree) or check_wraps(tree, aliases)
+    issue = (_check_annotations(tree) or check_names(tree) or check_wraps(tree, aliases)
+             or check_environment(tree, aliases))
     if issue:
         return issue
     # inner links of a dotted chain (`torch.cuda` in `torch.cuda.current_device`) are judged
@@ -282,13 +262,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
 
 
 def _forbidden_path(path: str) -> bool:
-    parts = path.split(".")
-    if parts[:2] == ["collections", "abc"]:
-        parts = ["collections.abc", *parts[2:]]  # a module with a name list of its own
-    if parts[0] in STDLIB_NAMES and len(parts) > 1:
-        allowed = STDLIB_NAMES[parts[0]]
-        return parts[1].startswith("_") or (allowed is not None and parts[1] not in allowed)
-    return _forbidden_torch_path(path)
+    stdlib = forbidden_stdlib_path(path)
+    return _forbidden_torch_path(path) if stdlib is None else stdlib
 
 
 def device_query(path: str) -> bool:
@@ -344,7 +319,7 @@ def _harmless_annotation(note: ast.expr) -> bool:
                       for n in ast.walk(sub.slice)}
     for node in ast.walk(note):
         if isinstance(node, ast.Call):
-            # `x: b"...".decode()` makes a string annotation no string constant shows (r16)
+            # `x: b"...".decode()` makes a string annotation no string constant shows
             return False
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
             continue
@@ -407,13 +382,14 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
             if full not in ALLOWED_IMPORTS and _imported_name_issue(full, line):
                 # `from triton.language.extra import modules` is `tl.extra.modules`
-                # (`sys.modules`): the name rules apply as they do to the attribute (round 17)
+                # (`sys.modules`): the name rules apply as they do to the attribute
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}` "
                                    f"({_imported_name_issue(full, line).message})", line)
     elif isinstance(node, ast.Call) and any(k.arg in FORBIDDEN_KEYWORDS for k in node.keywords):
         keyword = next(k.arg for k in node.keywords if k.arg in FORBIDDEN_KEYWORDS)
         why = {"do_bench": "runs a function the tuner calls unwatched",
-               "eval_str": "evaluates annotations as code"}.get(keyword,
+               "eval_str": "evaluates annotations as code",
+               "filename": "writes a file, which can be the worker's answer"}.get(keyword,
                                                                 "names a module to write into")
         return StaticIssue(reasons.FORBIDDEN_CALL, f"a `{keyword}=` argument (it {why})", line)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -427,7 +403,7 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
         return StaticIssue(reasons.FORBIDDEN_CALL, "a call of what `type()` returned", line)
     elif isinstance(node, ast.Match):
         # its patterns bind names no `ast.Name` shows (`case __name__:`) and read attributes
-        # by keyword (`case object(utils=u)` is `torch.utils`): round 13
+        # by keyword (`case object(utils=u)` is `torch.utils`)
         return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "a `match` statement (its patterns "
                            "bind names and read attributes the rules cannot see)", line)
     elif isinstance(node, ast.Name):
@@ -437,8 +413,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             return StaticIssue(reasons.FORBIDDEN_CALL, f"reference to `{node.id}`", line)
     elif isinstance(node, ast.Attribute):
         if node.attr == "__init__" and not own_init(node.value, aliases, own_classes):
-            # `desc.__init__(...)` rebuilt an argument in place after the launch checked it
-            # (round 19); a class's own constructor chain is `super().__init__`
+            # `desc.__init__(...)` rebuilt an argument in place after the launch checked it;
+            # a class's own constructor chain is `super().__init__`
             return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, "`.__init__` other than "
                                "`super().__init__` or a base class's", line)
         return _check_attribute(node, aliases, line, whole_chain=id(node) not in inner,
@@ -454,7 +430,7 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             for name, at in bindings(stmt) if not isinstance(stmt, ast.FunctionDef) else [
                     (stmt.name, stmt.lineno)]:
                 if name in FORBIDDEN_ATTRIBUTES:
-                    # Triton probes arguments with `hasattr(arg, "data_ptr")` (round 19)
+                    # Triton probes arguments with `hasattr(arg, "data_ptr")`
                     return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, f"a class attribute named "
                                        f"`{name}` (a name the checks refuse to read)", at)
         for base in node.bases:
@@ -494,8 +470,10 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     path = dotted(node, aliases) if whole_chain else None
     if path is not None and _forbidden_path(path):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{path}`", line)
-    if path is not None and _stdlib_member(path):
+    if path is not None and stdlib_member(path):
         return None  # `time.time`, `random.random`: the module's name list judged it
+    if not whole_chain and dotted(node, aliases) in DOTTED_MODULES:
+        return None  # `os.path` in `os.path.join`: the whole chain is judged by its name list
     on_self = (isinstance(node.value, ast.Name) and node.value.id == "self"
                and (trusted is None or id(node.value) in trusted))
     if path in ALLOWED_MODULE_PATHS:
@@ -521,15 +499,6 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
     return None
 
 
-def _stdlib_member(path: str) -> bool:
-    """`time.time`, `logging.getLogger`, `collections.abc.Sequence`: a public name of an allowed
-    standard-library module, read through that module (its name list applies)."""
-    parts = path.split(".")
-    if parts[:2] == ["collections", "abc"]:
-        parts = ["collections.abc", *parts[2:]]
-    return len(parts) == 2 and parts[0] in STDLIB_NAMES and not parts[1].startswith("_")
-
-
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 
 
@@ -548,42 +517,6 @@ def _import_choice(node: ast.Try | ast.TryStar) -> bool:
     return (isinstance(node, ast.Try) and bool(node.handlers) and not node.finalbody
             and imports_only(node.body) and imports_only(node.orelse)
             and all(catches_import_errors(h) and imports_only(h.body) for h in node.handlers))
-
-
-def check_wraps(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
-    """`functools.wraps` only as `@functools.wraps(fn)` on a def nested in a function whose
-    parameter `fn` is (bound nowhere else there): the decorator pattern, which copies the
-    wrapped function's name and docstring onto the candidate's own new function. Anywhere
-    else it is getattr/setattr by string between any two objects."""
-    def is_wraps(node: ast.AST) -> bool:
-        if isinstance(node, ast.Attribute):
-            return dotted(node, aliases) == WRAPS_DECORATOR
-        return (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-                and aliases.get(node.id) == WRAPS_DECORATOR)
-
-    allowed: set[int] = set()
-    for outer in ast.walk(tree):
-        if not isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        args = outer.args
-        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-        bound = [name for name, _ in bindings(outer)]
-        for inner in ast.walk(outer):
-            if inner is outer or not isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            for dec in inner.decorator_list:
-                if (isinstance(dec, ast.Call) and is_wraps(dec.func) and len(dec.args) == 1
-                        and not dec.keywords and isinstance(dec.args[0], ast.Name)
-                        and dec.args[0].id in params and bound.count(dec.args[0].id) == 1):
-                    allowed.add(id(dec.func))
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute | ast.Name) and id(node) not in allowed
-                and is_wraps(node)):
-            return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE,
-                               f"`{ast.unparse(node)}` other than as `@functools.wraps(fn)` on "
-                               "a def inside the function that takes `fn` (a decorator)",
-                               node.lineno)
-    return None
 
 
 def _getattr_by_constant(tree: ast.Module, aliases: dict[str, str]) -> set[int]:
