@@ -4,10 +4,9 @@ fast_p."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import signal
 import sys
-import time
-from dataclasses import fields
 from pathlib import Path
 
 import click
@@ -36,9 +35,10 @@ defines it) and the geometric mean speedup over the accepted problems. On the CP
 interpreter no speedup is measured: those columns read n/a.
 
 \b
-Ctrl-C (or a crash) loses nothing: run the same command again (same --out), or
-`evotui suite --resume DIR`, to skip the finished problems and resume the interrupted
-one from its checkpoint. Problems that could not start are tried again.
+Ctrl-C (or a crash) loses nothing: the same command again (the same --out, or none:
+the default folder is the same for the same problems), or `evotui suite --resume DIR`,
+skips the finished problems and resumes the interrupted one from its checkpoint.
+Problems that could not start are tried again.
 
 Problems run one after another; each spreads its evaluations over every GPU of the host
 (or, with --scheduler, over the GPU workers of a Dask cluster, one evaluation per GPU).
@@ -57,14 +57,18 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
         raise click.BadParameter(str(e)) from None
 
 
-def _default_out() -> Path:
+def _default_out(args: tuple[Path, ...], problems: list) -> Path:
+    """$EVOTUI_HOME/suites/NAME-HASH, the same for the same problems: the same command
+    again continues the suite."""
     from evotui import config
 
     try:
         root = config.home() / "suites"
     except config.HomeError as e:
         fail(f"{e}; or pass --out DIR")
-    return root / f"suite-{time.strftime('%Y%m%d-%H%M%S')}"
+    label = args[0].resolve().name if len(args) == 1 else "suite"
+    digest = hashlib.sha256("\n".join(f"{p.task}\t{p.seed}" for p in problems).encode())
+    return root / f"{label or 'suite'}-{digest.hexdigest()[:8]}"
 
 
 def _ops(value: str | None) -> tuple[str, ...]:
@@ -87,8 +91,8 @@ def _ops(value: str | None) -> tuple[str, ...]:
 @click.option("--mutator", type=click.Choice(["auto", "llm", "param", "mixed"]),
               default="param", show_default=True, help="How children are made (as `run`).")
 @click.option("--out", type=NonEmptyPath(path_type=Path, file_okay=False), default=None,
-              help="Suite folder (default: $EVOTUI_HOME/suites/suite-TIMESTAMP); the same "
-                   "folder again continues the suite.")
+              help="Suite folder (default: $EVOTUI_HOME/suites/NAME-HASH, one per list of "
+                   "problems); the same folder again continues the suite.")
 @click.option("--resume", type=NonEmptyPath(path_type=Path, file_okay=False, exists=True),
               default=None, help="Continue the suite in this folder, with its own problems "
                                  "and options.")
@@ -102,20 +106,26 @@ def _ops(value: str | None) -> tuple[str, ...]:
                    "the suite marks every problem that used it.")
 @click.option("--shape", "shapes", multiple=True, metavar="NAME=VALUE",
               help="Override a task's module-level size constant (repeatable).")
+@click.option("--model", default=None, help="Ollama model for --mutator llm/mixed/auto (as `run`).")
+@click.option("--ollama-host", default=None, metavar="URL",
+              help="Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434).")
+@click.option("--eval-timeout", type=click.FloatRange(min=1), default=None,
+              help="Seconds one candidate's evaluation may take (default 180).")
 @no_sandbox_option
 def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | None,
           device: str, mutator: str, out: Path | None, resume: Path | None,
           scheduler: str | None, jobs: int, allow_torch: str | None,
-          shapes: tuple[str, ...]) -> None:
-    from evotui.engine.session import RunOptions, SetupError
+          shapes: tuple[str, ...], model: str | None, ollama_host: str | None,
+          eval_timeout: float | None) -> None:
+    from evotui.engine.session import SetupError
     from evotui.suite.record import SuiteSettings
-    from evotui.suite.runner import open_evaluator, open_suite, save
+    from evotui.suite.runner import open_evaluator, open_suite, run_option_names, save
     from evotui.suite.spec import Budget, SpecError, discover
 
-    known = {f.name for f in fields(RunOptions)}
-    if allow_torch and "allow_torch" not in known:
+    names = run_option_names()
+    if allow_torch and not names["allow_torch"]:
         fail("--allow-torch is not available in this version of evotui's runs")
-    if shapes and "shapes" not in known:
+    if shapes and not names["shape"]:
         fail("--shape is not available in this version of evotui's runs")
     for s in shapes:
         if "=" not in s or not s.split("=", 1)[0].strip():
@@ -133,9 +143,10 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
             settings = SuiteSettings(
                 Budget(budget if budget is not None or time_budget is not None else 20,
                        time_budget),
-                device, mutator, scheduler, jobs, _ops(allow_torch), shapes)
-            run = open_suite(out or _default_out(), discover([str(p) for p in problems]),
-                             settings)
+                device, mutator, scheduler, jobs, _ops(allow_torch), shapes, model,
+                ollama_host, eval_timeout)
+            found = discover([str(p) for p in problems])
+            run = open_suite(out or _default_out(problems, found), found, settings)
     except SpecError as e:
         fail(str(e))
     err = Console(stderr=True)
@@ -143,6 +154,10 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
         save(run)
     except OSError as e:
         fail(f"cannot write the suite folder {run.folder}: {e.strerror or e}")
+    if all(r.done for r in run.results):
+        err.print(f"every problem of {run.folder} is finished", highlight=False)
+        _print_summary(run)
+        return
     try:
         with err.status("starting the evaluator…"):
             evaluator, warning = open_evaluator(run.settings)
@@ -178,7 +193,8 @@ async def _run(run, evaluator, err: Console) -> bool:
     done = sum(r.done for r in run.results)
     where = f"Dask cluster {run.settings.scheduler}" if run.settings.scheduler else \
         ", ".join(evaluator.devices)
-    err.print(f"suite of {len(run.results)} problems ({done} done) on {where}: "
+    n = len(run.results)
+    err.print(f"suite of {n} problem{'' if n == 1 else 's'} ({done} done) on {where}: "
               f"{run.settings.budget.describe()} → {run.folder}", style="bold", highlight=False)
     display = SuiteDisplay(err, len(run.results), done, run.settings.budget.evaluations)
     runner = SuiteRunner(run, evaluator, display)

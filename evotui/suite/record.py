@@ -79,11 +79,16 @@ class SuiteSettings:
     jobs: int = 1
     allow_torch: tuple[str, ...] = ()
     shapes: tuple[str, ...] = ()
+    model: str | None = None
+    ollama_host: str | None = None
+    eval_timeout: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"budget": self.budget.as_dict(), "device": self.device, "mutator": self.mutator,
                 "scheduler": self.scheduler, "jobs": self.jobs,
-                "allow_torch": list(self.allow_torch), "shapes": list(self.shapes)}
+                "allow_torch": list(self.allow_torch), "shapes": list(self.shapes),
+                "model": self.model, "ollama_host": self.ollama_host,
+                "eval_timeout": self.eval_timeout}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> SuiteSettings:
@@ -91,7 +96,8 @@ class SuiteSettings:
         return cls(Budget(b.get("evaluations"), b.get("seconds")), str(raw.get("device", "auto")),
                    str(raw.get("mutator", "param")), raw.get("scheduler"),
                    int(raw.get("jobs", 1)), tuple(raw.get("allow_torch") or ()),
-                   tuple(raw.get("shapes") or ()))
+                   tuple(raw.get("shapes") or ()), raw.get("model"), raw.get("ollama_host"),
+                   raw.get("eval_timeout"))
 
 
 def now() -> str:

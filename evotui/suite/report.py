@@ -110,6 +110,8 @@ def markdown(settings: SuiteSettings, results: list[ProblemResult]) -> str:
     s = summary(results)
     n = s["problems"]
     where = settings.scheduler and f"Dask cluster {settings.scheduler}" or settings.device
+    if any(r.interpreter for r in results):
+        where += " (Triton CPU interpreter: correctness only, no speedups)"
     lines = [
         "# evotui suite", "",
         f"{n} problems · {settings.budget.describe()} · {settings.mutator} mutator · {where}", "",

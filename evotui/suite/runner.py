@@ -75,17 +75,26 @@ def save(run: SuiteRun) -> None:
 def _run_options(settings: SuiteSettings, r: ProblemResult, run_dir: Path,
                  resume: bool) -> RunOptions:
     extra: dict[str, Any] = {}
-    known = {f.name for f in fields(RunOptions)}
-    if settings.allow_torch and "allow_torch" in known:
-        extra["allow_torch"] = list(settings.allow_torch)
-    if settings.shapes and "shapes" in known:
-        extra["shapes"] = list(settings.shapes)
+    field_name = run_option_names()
+    if settings.allow_torch and field_name["allow_torch"]:
+        extra[field_name["allow_torch"]] = list(settings.allow_torch)
+    if settings.shapes and field_name["shape"]:
+        extra[field_name["shape"]] = list(settings.shapes)
     if resume:
         return RunOptions(task=r.task, resume=str(run_dir), iterations=settings.budget.iterations,
                           **extra)
     return RunOptions(task=r.task, seed=r.seed, device=settings.device,
                       iterations=settings.budget.iterations, mutator=settings.mutator,
-                      out=str(run_dir), **extra)
+                      model=settings.model, ollama_host=settings.ollama_host,
+                      eval_timeout=settings.eval_timeout, out=str(run_dir), **extra)
+
+
+def run_option_names() -> dict[str, str | None]:
+    """The ``RunOptions`` fields that carry ``--allow-torch`` and ``--shape`` (None: runs do
+    not take them)."""
+    known = {f.name for f in fields(RunOptions)}
+    return {"allow_torch": next((n for n in ("allow_torch",) if n in known), None),
+            "shape": next((n for n in ("shapes", "shape") if n in known), None)}
 
 
 def _seed_source(r: ProblemResult, session: Any) -> str:
@@ -181,8 +190,9 @@ class SuiteRunner:
         engine = session.engine
         if r.seed_source is None:
             r.seed_source = _seed_source(r, session)
-        r.allow_torch = list(engine.task.meta.allow_torch)
-        r.allow_torch_option = bool(settings.allow_torch) and bool(r.allow_torch)
+        # the option applies to every problem of the suite, whatever the run made of it
+        r.allow_torch = list(dict.fromkeys([*engine.task.meta.allow_torch, *settings.allow_torch]))
+        r.allow_torch_option = bool(settings.allow_torch)
         for note in session.notes:
             self.on_progress(Progress("note", r, text=note))
         if jobs > 1:  # a share of the lanes each, so that no problem waits on the others
