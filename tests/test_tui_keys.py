@@ -150,11 +150,18 @@ async def test_accept_and_veto_reach_the_library_and_the_next_prompt(live):
     async with lv.app.run_test(size=SIZE) as pilot:
         advice = lv.app.advice
         await until(pilot, lambda: advice.row_count >= 2, what="retrieved advice")
+        lv.app.population.focus()
+        await pilot.pause()
+        first = advice.highlighted_id
+        before = AdviceStore(cold_start=False).get(first).status
+        await pilot.press("a")  # from the Population panel: it selects the advice first
+        await until(pilot, lambda: advice.has_focus, what="the Advice panel focused")
+        assert AdviceStore(cold_start=False).get(first).status == before
+        assert any("a again" in str(n.message) for n in lv.app._notifications)
         first = advice.highlighted_id
         await pilot.press("a")
         await until(pilot, lambda: AdviceStore(cold_start=False).get(first).status == "accepted",
                     what="accepted on disk")
-        advice.focus()
         await pilot.press("down")
         second = advice.highlighted_id
         assert second != first

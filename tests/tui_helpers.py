@@ -121,6 +121,89 @@ def fixed_events(gpu: bool = True) -> list[Event]:
     return ev
 
 
+# (id, parent as the engine names it, its origin, NUM_WARPS, time ratio to the seed or a
+# failure kind, new best); the copies c0002–c0004 are the seed's on islands 1–3
+MESSY_PLAN = (
+    ("c0005", "c0001", "c0001", 4, 0.82, True),
+    ("c0006", "c0005", "c0005", 2, "no_code", False),
+    ("c0007", "c0003", "c0001", 16, 1.05, False),
+    ("c0008", "c0005", "c0005", 4, "duplicate", False),
+    ("c0009", "c0005", "c0005", 2, 0.64, True),
+    ("c0010", "c0009", "c0009", 2, "patch_failed", False),
+    ("c0011", "c0009", "c0009", 1, None, False),
+    ("c0012", "c0009", "c0009", 2, "syntax_error", False),
+    ("c0013", "c0009", "c0009", 8, 0.637, False),
+    ("c0014", "c0007", "c0007", 2, "no_code", False),
+    ("c0015", "c0009", "c0009", 4, "evaluating", False),
+    ("c0016", "c0013", "c0013", 4, "duplicate", False),
+)
+WHY = {"no_code": "the answer holds no code block",
+       "duplicate": "the answer is a program already evaluated",
+       "patch_failed": "SEARCH block 1 does not match the parent",
+       "syntax_error": "syntax error: '(' was never closed (line 31)"}
+
+
+def messy_events(gpu: bool = True) -> list[Event]:
+    """A softmax run under a model that fails half its answers (no code, duplicates, broken
+    edits): one current best and a former one, a child within the noise margin, a child of
+    an island's copy of the seed, a rejected one, one still being evaluated."""
+    t = T0
+    model = "qwen2.5-coder:7b"
+    ev: list[Event] = [RunStarted(
+        task="softmax", task_path="sample_kernels/softmax", device="cuda:0" if gpu else "cpu",
+        interpreter=not gpu, mutator="llm", model=model, iterations=30,
+        run_dir="/tmp/evotui-run", device_name="NVIDIA H200" if gpu else "",
+        arch="sm_90" if gpu else None, t=t)]
+    ev.append(CandidateProposed(id="c0001", parent_id=None, island=0, generation=0,
+                                mutator="seed", model=None, description="seed", diff="", t=t))
+    ev.append(Status(f"evaluating the seed c0001 on {'cuda:0' if gpu else 'cpu'}", t=t))
+    base = 0.281 if gpu else 24.0
+
+    def verdict(cid: str, ratio: float, parent: str | None, best: bool) -> CandidateEvaluated:
+        time_ms = base * ratio
+        return CandidateEvaluated(
+            id=cid, accepted=True, reason="accepted", message="ok", time_ms=time_ms,
+            spread_pct=0.4, speedup_eager=base / time_ms if gpu else None,
+            speedup_compile=0.152 / time_ms if gpu else None,
+            roofline_pct=45.0 * base / time_ms if gpu else None, interpreter=not gpu,
+            wall_s=2.4, new_best=best, improved=best, parent_id=parent, t=t)
+
+    ev.append(verdict("c0001", 1.0, None, True))
+    sources = {"c0001": SOFTMAX_SEED}
+    for i, (cid, parent, origin, warps, outcome, best) in enumerate(MESSY_PLAN):
+        t += 1
+        parent_src = sources[origin]
+        src = _set_warps(parent_src, warps)
+        ev.append(AdviceRetrieved(cid, ADVICE, t=t))
+        for piece in [f"Set NUM_WARPS to {warps}", " so each row ", "keeps the SMs busy.\n"]:
+            ev.append(LLMChunk(cid, piece, t=t))
+        if outcome in WHY:
+            ev.append(Status(f"{cid}: llm mutation of {parent} failed ({outcome}): "
+                             f"{WHY[outcome]}", "warning", t=t))
+            continue
+        sources[cid] = src
+        ev.append(CandidateProposed(
+            id=cid, parent_id=parent, island=1 if parent == "c0003" else i % 2,
+            generation=i // 4, mutator="llm", model=model,
+            description=f"NUM_WARPS {_warps(parent_src)} → {warps}",
+            diff=diff_text(parent_src, src, origin, cid), advice_ids=("a1b2c3d4", "e5f6a7b8"),
+            parent_origin=origin, t=t))
+        if outcome is None:
+            ev.append(CandidateEvaluated(id=cid, accepted=False, reason="mismatch",
+                                         message="output differs from the reference at 12 "
+                                         "of 4096 elements", interpreter=not gpu,
+                                         parent_id=parent, t=t))
+        elif outcome != "evaluating":
+            ev.append(verdict(cid, float(outcome), parent, best))
+    ev.append(GenerationDone(generation=2, evaluated=6, accepted=4, rejected=1,
+                             best_id="c0009", best_time_ms=base * 0.64,
+                             best_speedup_eager=1 / 0.64, best_speedup_compile=0.152 / 0.18,
+                             best_roofline_pct=70.0, evals_per_minute=6.0, llm_calls=12,
+                             llm_failures=6, prompt_tokens=12000, completion_tokens=900, t=t))
+    ev.append(Status("migration: c0009→island 1", t=t))
+    return ev
+
+
 class FakeController:
     """A run without an engine: commands are recorded, the advice library is a dict."""
 
@@ -240,6 +323,11 @@ class StreamingMutator:
 
     async def aclose(self) -> None:
         pass
+
+
+def _warps(source: str) -> int:
+    return next(int(x.split("=")[1]) for x in source.splitlines()
+                if x.startswith("NUM_WARPS = "))
 
 
 def _set_warps(source: str, warps: int) -> str:

@@ -315,8 +315,9 @@ class Population:
     def _copy(self, c: Candidate, island: int) -> Candidate:
         data = c.to_dict()
         data.update(
-            id=self.new_id(), island=island, parent_id=c.id, copy_of=c.id, created=time.time()
-        )
+            id=self.new_id(), island=island, parent_id=c.id,
+            copy_of=c.copy_of or c.id,  # a copy of a copy names the program itself
+            created=time.time())
         copy = Candidate.from_dict(data)
         self._order[copy.id] = len(self._order)
         self._all[copy.id] = copy

@@ -1,5 +1,6 @@
 """The Advice panel: what the library offered for the latest mutation, with its status and
-measured win rate; ``a``/``v`` act on the highlighted row (see the app)."""
+measured win rate; ``a``/``v`` act on the highlighted row while this panel has the focus
+(pressed elsewhere, they move the focus here first: see the app)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ class AdvicePanel(KeyedTable):
                     self.update_cell(str(n), key, value)
                 self._slots[n] = item
         self.refresh_rows()
-        self.border_subtitle = (f"for {view.candidate_id} · a accept · v veto" if items
+        self.border_subtitle = (f"for {view.candidate_id} · here: a accept · v veto" if items
                                 else view.note or "none retrieved")
 
     def item(self, advice_id: str) -> AdviceItem | None:

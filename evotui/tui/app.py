@@ -35,13 +35,15 @@ from evotui.tui.messages import EngineFinished
 from evotui.tui.population import PopulationTable
 from evotui.tui.screens import CandidateScreen, ConfirmQuitScreen, HintScreen, NewAdviceScreen
 from evotui.tui.status import StatusLine
-from evotui.tui.views import Frame, Notice, StatusView
+from evotui.tui.toasts import ToastGate
+from evotui.tui.views import Frame, Notice, StatusView, failures_label
 
 log = logging.getLogger(__name__)
 
 REFRESH_HZ = 10.0
 STOP_GRACE_S = 5.0
 NARROW_BELOW = 120  # columns
+WARNING_TOAST_S, ERROR_TOAST_S = 8.0, 15.0
 OWN_ACTIONS = {"toggle_pause", "new_advice", "accept", "veto", "hint", "export", "details",
                "pin", "sort"}
 
@@ -58,6 +60,8 @@ class EvotuiApp(App[int]):
         Binding("h", "hint", "Hint", tooltip="A hint for the next mutations"),
         Binding("e", "export", "Export", tooltip="Write the best kernel to best.py"),
         Binding("q", "quit", "Quit", tooltip="Stop the run, write the report and quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True,
+                tooltip="Stop the run, write the report and quit (asks first)"),
     ]
 
     def __init__(self, controller: Controller, feed: EventFeed, *,
@@ -71,6 +75,7 @@ class EvotuiApp(App[int]):
         self.quitting = False
         self.frames = 0
         self._ui_error_shown = False
+        self.toasts = ToastGate()
 
     # ---- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -78,8 +83,8 @@ class EvotuiApp(App[int]):
         with Grid(id="panels"):
             yield PopulationTable(id="population")
             yield FitnessChart(id="fitness")
-            yield AdvicePanel(id="advice")
             yield DiffPanel(id="diff")
+            yield AdvicePanel(id="advice")
             yield LLMPanel(id="llm")
         yield Footer()
 
@@ -108,7 +113,9 @@ class EvotuiApp(App[int]):
         self._set_narrow(event.size.width)
 
     def _set_narrow(self, width: int) -> None:
-        self.set_class(width < NARROW_BELOW, "narrow")
+        narrow = width < NARROW_BELOW
+        self.set_class(narrow, "narrow")
+        self.query_one(DiffPanel).set_compact(narrow)
 
     @property
     def population(self) -> PopulationTable:
@@ -120,6 +127,7 @@ class EvotuiApp(App[int]):
 
     # ---- refresh -----------------------------------------------------------------------------
     def run_state(self, status: StatusView) -> str:
+        """From the run's state now (the controller asks the engine), never from a message."""
         if status.outcome:
             return status.outcome
         c = self.controller
@@ -128,6 +136,13 @@ class EvotuiApp(App[int]):
         if c.paused:
             return "paused"
         return "running" if status.started else "starting…"
+
+    def in_flight(self, status: StatusView) -> int:
+        """Iterations in flight, as the engine counts them (the feed's count otherwise)."""
+        if status.outcome:
+            return 0
+        n = getattr(self.controller, "in_flight", None)
+        return status.in_flight if n is None else int(n)
 
     def tick(self) -> None:
         """Take one frame from the feed and draw it (the 10 Hz timer)."""
@@ -139,7 +154,8 @@ class EvotuiApp(App[int]):
                 self.status = frame.status
                 with self.batch_update():
                     self._apply(frame)
-            self.query_one(StatusLine).show(self.status, self.run_state(self.status))
+            self.query_one(StatusLine).show(self.status, self.run_state(self.status),
+                                            self.in_flight(self.status))
         except Exception as e:  # a drawing bug must not take the run down with it
             log.exception("refreshing the TUI failed")
             if not self._ui_error_shown:
@@ -155,7 +171,9 @@ class EvotuiApp(App[int]):
             self.query_one(FitnessChart).show(frame.fitness)
         if frame.advice is not None:
             self.advice.show(frame.advice)
-        self.query_one(LLMPanel).feed(frame.llm)
+        llm = self.query_one(LLMPanel)
+        llm.feed(frame.llm)
+        llm.border_subtitle = failures_label(frame.status, limit=3)
         shown = population.highlighted_id
         if shown is not None and any(r.id == shown for r in frame.rows):
             self.query_one(DiffPanel).show(self.feed.row(shown))
@@ -169,15 +187,16 @@ class EvotuiApp(App[int]):
                         timeout=20)
 
     def _toast(self, notice: Notice) -> None:
-        if notice.level not in ("warning", "error"):
-            return
+        timeout = ERROR_TOAST_S if notice.level == "error" else WARNING_TOAST_S
+        if not self.toasts.allow(notice.message, notice.level, timeout):
+            return  # the status line shows it; toasts are for rare events
         lines = [x for x in notice.message.splitlines() if x.strip()]
         if len(lines) > 2:  # a traceback: its first and last lines, never the whole thing
             message = f"{lines[0]} … {lines[-1].strip()}"
         else:
             message = " ".join(lines)
         self.notify(message, severity="error" if notice.level == "error" else "warning",
-                    timeout=15 if notice.level == "error" else 8)
+                    timeout=timeout)
 
     def on_population_table_highlighted(self, event: PopulationTable.Highlighted) -> None:
         if event.candidate_id is not None:
@@ -235,10 +254,19 @@ class EvotuiApp(App[int]):
         self._decide("veto")
 
     def _decide(self, what: str) -> None:
-        advice_id = self.advice.highlighted_id
+        """Act on the advice row the cursor is visibly on: only with the Advice panel
+        focused. From elsewhere the key first moves the focus there (nothing is decided)."""
+        panel = self.advice
+        advice_id = panel.highlighted_id
         if advice_id is None:
-            self.notify("No advice highlighted (advice appears when a model mutation "
+            self.notify("No advice to decide on yet (advice appears when a mutation "
                         "retrieves some).", severity="warning")
+            return
+        if not panel.has_focus:
+            panel.focus()
+            key = "a" if what == "accept" else "v"
+            self.notify(f"Advice panel selected, on {advice_id}: ↑/↓ choose, {key} again "
+                        f"{what}s it.", timeout=5)
             return
         self._advice_worker(what, {"id": advice_id})
 
@@ -278,7 +306,9 @@ class EvotuiApp(App[int]):
         if not self.controller.send(Hint(text, uses)):
             self.notify("The run is over: the hint was not sent.", severity="warning")
         elif text:
-            self.notify(f"Hint sent for the next {uses or 'all'} prompts: {text}", timeout=6)
+            which = (f"the next {uses} prompt{'s' if uses != 1 else ''}" if uses
+                     else "every prompt until cleared")
+            self.notify(f"Hint sent for {which}: {text}", timeout=6)
         else:
             self.notify("Hints cleared.", timeout=4)
 
@@ -340,10 +370,16 @@ class EvotuiApp(App[int]):
         if not c.running:
             self._leave()
             return
-        s = self.status
-        self.push_screen(ConfirmQuitScreen(
-            f"A run is in progress ({s.evaluated} of {s.iterations} evaluated). Stop it, "
-            "write the report and quit?"), self._confirmed_quit)
+        if isinstance(self.screen, ConfirmQuitScreen):
+            return  # already asking
+        self.push_screen(ConfirmQuitScreen(self._quit_question), self._confirmed_quit)
+
+    def _quit_question(self) -> str:
+        """The quit dialog's question, with the count as it is now (it is asked again while
+        the dialog is open)."""
+        s = self.feed.status()
+        return (f"A run is in progress ({s.evaluated} of {s.iterations} evaluated). Stop it, "
+                "write the report and quit?")
 
     def _confirmed_quit(self, yes: bool | None) -> None:
         if not yes:

@@ -58,6 +58,9 @@ class Controller(Protocol):
     def stopping(self) -> bool: ...
 
     @property
+    def in_flight(self) -> int: ...  # iterations started and not yet recorded
+
+    @property
     def run_dir(self) -> Path | None: ...
 
     def send(self, command: Command) -> bool: ...

@@ -11,6 +11,7 @@ No Textual here: the feed is plain Python and is tested without a terminal.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import deque
@@ -42,6 +43,16 @@ from evotui.tui.views import (
 TOKEN_WINDOW_S = 5.0
 LLM_BUFFER_CHARS = 20_000  # per candidate waiting for its turn in the LLM panel
 MAX_NOTICES = 50
+MESSAGE_TTL_S = 30.0  # an info or warning message leaves the status line after this
+# "c0007: llm mutation of c0003 failed (duplicate): the answer is a program already evaluated"
+FAILED_MUTATION = re.compile(r"^(\S+): (\w+) mutation of (\S+) failed \(([^)]*)\)(?:: (.*))?",
+                             re.S)
+# what the status line shows from the engine's state itself (paused, stopping): never as text
+STATE_MESSAGES = ("paused", "resumed", "stopping")
+SEED_MESSAGE = "evaluating the seed"
+# a child is the new best only when faster by max(MIN_GAIN, SPREAD_FACTOR × spread)
+# (``RunState.beats``, with the engine's default settings)
+MIN_GAIN, SPREAD_FACTOR = 0.01, 3.0
 
 
 def _advice_item(view: dict[str, Any]) -> AdviceItem:
@@ -82,6 +93,9 @@ class EventFeed:
         self._finished_sent = False
         self._dirty = True
         self._last_status: StatusView | None = None
+        self._message_t: float | None = None
+        self._best_id: str | None = None
+        self._failures: dict[str, int] = {}
 
     # ---- the subscriber ----------------------------------------------------------------------
     def on_event(self, ev: Event) -> None:
@@ -105,22 +119,47 @@ class EventFeed:
         elif isinstance(ev, GenerationDone):
             self._status = replace(self._status, generation=ev.generation)
         elif isinstance(ev, Status):
-            self._status = replace(self._status, message=ev.message.strip().splitlines()[0]
-                                   if ev.message.strip() else "", level=ev.level)
-            self._notices.append(Notice(ev.message.strip(), ev.level))
-            del self._notices[:-MAX_NOTICES]
-            for cid in list(self._llm_waiting) + [self._llm_focus or ""]:
-                if cid and ev.message.startswith(f"{cid}:"):  # its mutation failed
-                    self._end_stream(cid)
+            self._status_event(ev)
         elif isinstance(ev, RunStarted):
             self._started(ev)
         elif isinstance(ev, RunFinished):
             self._finished = True
             self._finished_t = ev.t
+            self._message_t = None  # the outcome stays
             self._status = replace(self._status, outcome=ev.outcome,
                                    outcome_message=ev.message, message=ev.message,
                                    level="error" if ev.outcome == "failed" else "info",
                                    run_dir=ev.run_dir or self._status.run_dir)
+
+    def _status_event(self, ev: Status) -> None:
+        text = ev.message.strip()
+        failed = FAILED_MUTATION.match(text)
+        if failed:  # counted in the status line and the LLM panel, never a toast
+            self._failed_answer(failed)
+            return
+        self._notices.append(Notice(text, ev.level))
+        del self._notices[:-MAX_NOTICES]
+        if text.startswith(STATE_MESSAGES) and ev.level == "info":
+            return  # the status line shows the state from the engine itself
+        self._status = replace(self._status, message=text.splitlines()[0] if text else "",
+                               level=ev.level)
+        self._message_t = ev.t
+
+    def _failed_answer(self, m: re.Match[str]) -> None:
+        cid, kind, why = m.group(1), m.group(4) or "unknown", (m.group(5) or "").strip()
+        self._failures[kind] = self._failures.get(kind, 0) + 1
+        s = self._status
+        self._status = replace(
+            s, failed_answers=s.failed_answers + 1, answers=s.answers + 1,
+            failures_by_kind=tuple(sorted(self._failures.items(), key=lambda kv: -kv[1])))
+        why = why.splitlines()[0][:160] if why else ""
+        note = f"✗ {cid}: no child ({kind}){': ' + why if why else ''}\n"
+        buf = self._llm_waiting.get(cid)
+        if buf is None:
+            buf = self._llm_out
+        last = (buf[-1][-1:] if buf else self._llm_last if buf is self._llm_out else "") or "\n"
+        buf.append(note if last == "\n" else "\n" + note)
+        self._end_stream(cid)
 
     def _started(self, ev: RunStarted) -> None:
         self._started_t = ev.t
@@ -135,13 +174,17 @@ class EventFeed:
             self._llm_out.append("no model (param mutator)\n")
 
     def _proposed(self, ev: CandidateProposed) -> None:
+        origin = ev.parent_origin or ev.parent_id
         self._rows[ev.id] = CandidateRow(
-            id=ev.id, order=len(self._rows), island=ev.island,
-            parent=ev.parent_origin or ev.parent_id, generation=ev.generation,
-            mutator=ev.mutator, model=ev.model, description=ev.description, diff=ev.diff,
-            advice_ids=tuple(ev.advice_ids), interpreter=self._status.interpreter)
+            id=ev.id, order=len(self._rows), island=ev.island, parent=origin,
+            generation=ev.generation, mutator=ev.mutator, model=ev.model,
+            description=ev.description, diff=ev.diff, advice_ids=tuple(ev.advice_ids),
+            interpreter=self._status.interpreter,
+            parent_copy=ev.parent_id if ev.parent_id and ev.parent_id != origin else None)
         self._changed[ev.id] = None
-        self._status = replace(self._status, in_flight=self._status.in_flight + 1)
+        s = self._status
+        self._status = replace(s, in_flight=s.in_flight + 1,
+                               answers=s.answers + (ev.mutator != "seed"))
         self._end_stream(ev.id)
 
     def _evaluated(self, ev: CandidateEvaluated) -> None:
@@ -162,10 +205,31 @@ class EventFeed:
         if row.mutator != "seed":
             counts.update(evaluated=s.evaluated + 1, accepted=s.accepted + ev.accepted,
                           rejected=s.rejected + (not ev.accepted))
+        if row.mutator == "seed" and s.message.startswith(SEED_MESSAGE):
+            counts["message"] = ""
+        row = self._against_best(row)
         if ev.new_best:
             counts["best"] = row
+        self._rows[ev.id] = row
         self._status = replace(s, **counts)
         self._add_point(row)
+
+    def _against_best(self, row: CandidateRow) -> CandidateRow:
+        """Mark the one current best (the former one loses its mark), or how much faster a
+        candidate that is not the best would have had to be."""
+        best = self._rows.get(self._best_id) if self._best_id else None
+        if row.new_best:
+            if best is not None and best.id != row.id:
+                self._rows[best.id] = replace(best, is_best=False)
+                self._changed[best.id] = None
+            self._best_id = row.id
+            return replace(row, is_best=True, within_noise_pct=None)
+        if (row.status == "accepted" and best is not None and best.time_ms and row.time_ms
+                and row.time_ms < best.time_ms):
+            spread = max(row.spread_pct or 0.0, best.spread_pct or 0.0)
+            margin = max(MIN_GAIN, SPREAD_FACTOR * spread / 100) * 100
+            return replace(row, within_noise_pct=round(margin, 2))
+        return row
 
     def _add_point(self, row: CandidateRow) -> None:
         if self._metric is None and row.status == "accepted":
@@ -261,6 +325,9 @@ class EventFeed:
             self._chunk_times.popleft()
         tps = len(self._chunk_times) / TOKEN_WINDOW_S
         s = self._status
+        if (s.message and s.level != "error" and self._message_t is not None
+                and now - self._message_t > MESSAGE_TTL_S):
+            s = self._status = replace(s, message="")
         epm = 0.0
         if self._started_t is not None:
             end = self._finished_t if self._finished_t is not None else now

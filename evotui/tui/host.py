@@ -8,7 +8,7 @@ child → UI (stdout; everything else the child prints goes to stderr, then ``en
     {"kind": ..., ...}                            an engine event (``Event.to_dict()``)
     {"host": "ready", "run_dir", "notes", "advice_defaults", "backend"}
     {"host": "setup_error", "message"}            the run could not start (exit code 2)
-    {"host": "state", "paused", "stopping"}       whenever either changes
+    {"host": "state", "paused", "stopping", "in_flight"}   whenever one changes
     {"host": "reply", "id", "ok", "value" | "error", "type"}
     {"host": "finished", "outcome", "message", "error", "summary"}   the run is over
 UI → child (stdin):
@@ -137,7 +137,7 @@ class Host:
         self.run_task: asyncio.Task[Any] | None = None
         self.bye = asyncio.Event()
         self.stopping = False
-        self._state: tuple[bool, bool] | None = None
+        self._state: tuple[bool, bool, int] | None = None
         self._library: Any = None
 
     async def main(self) -> int:
@@ -194,10 +194,12 @@ class Host:
         engine = self.session.engine if self.session else None
         running = self.run_task is not None and not self.run_task.done()
         state = (bool(engine is not None and running and engine.paused),
-                 self.stopping and running)
+                 self.stopping and running,
+                 int(engine.in_flight) if engine is not None and running else 0)
         if force or state != self._state:
             self._state = state
-            self.w.put({"host": "state", "paused": state[0], "stopping": state[1]})
+            self.w.put({"host": "state", "paused": state[0], "stopping": state[1],
+                        "in_flight": state[2]})
 
     async def _poll_state(self) -> None:
         while True:

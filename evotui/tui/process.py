@@ -54,6 +54,7 @@ class EngineProcess:
         self.exit_code: int | None = None
         self._paused = False
         self._stopping = False
+        self._in_flight = 0
         self._subscribers: list[Callable[[Event], Any]] = []
         self._callbacks: list[Callable[[], None]] = []
         self._replies: dict[int, Future[Any]] = {}
@@ -126,6 +127,7 @@ class EngineProcess:
         what = msg.get("host")
         if what == "state":
             self._paused, self._stopping = bool(msg["paused"]), bool(msg["stopping"])
+            self._in_flight = int(msg.get("in_flight") or 0)
         elif what == "reply":
             fut = self._replies.pop(msg.get("id"), None)
             if fut is not None:
@@ -195,6 +197,11 @@ class EngineProcess:
     @property
     def stopping(self) -> bool:
         return self._stopping and self.running
+
+    @property
+    def in_flight(self) -> int:
+        """Iterations the engine has started and not yet recorded (as of its last word)."""
+        return self._in_flight if self.running else 0
 
     @property
     def run_dir(self) -> Path | None:

@@ -152,6 +152,11 @@ class EngineRunner:
         return self._stop_requested and not self._done.is_set()
 
     @property
+    def in_flight(self) -> int:
+        engine = self.engine
+        return int(engine.in_flight) if engine is not None and self.running else 0
+
+    @property
     def run_dir(self) -> Path | None:
         return self.session.run_dir.path if self.session is not None else None
 

@@ -36,9 +36,13 @@ class CandidateRow:
     advice_ids: tuple[str, ...] = ()
     description: str = ""
     diff: str = ""
-    new_best: bool = False
+    new_best: bool = False  # it was taken as the best when it was evaluated
     improved: bool = False
     wall_s: float = 0.0
+    is_best: bool = False  # the current best (one row at a time)
+    # faster than the best of the moment but not by the noise margin: that margin, in %
+    within_noise_pct: float | None = None
+    parent_copy: str | None = None  # the parent's copy in another island, when it was one
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,11 @@ class StatusView:
     evals_per_minute: float = 0.0
     tokens_per_s: float = 0.0
     best: CandidateRow | None = None
-    message: str = ""
+    message: str = ""  # the latest engine message worth showing (never a stale state)
     level: str = "info"
+    failed_answers: int = 0  # mutations that gave no child (no code, duplicates, bad edits)
+    failures_by_kind: tuple[tuple[str, int], ...] = ()
+    answers: int = 0  # mutations asked for: children proposed plus failed ones
     outcome: str | None = None  # set once the run finished
     outcome_message: str = ""
     run_dir: str | None = None
@@ -162,8 +169,37 @@ def status_cell(row: CandidateRow) -> str:
     if row.status == "rejected":
         return row.reason or "rejected"
     if row.status == "accepted":
-        return "★ best" if row.new_best else "accepted"
+        if row.is_best:
+            return "★ best"
+        if row.new_best:
+            return "former best"
+        if row.within_noise_pct is not None:
+            return f"within noise {row.within_noise_pct:.1f} %"
+        return "accepted"
     return row.status
+
+
+def noise_note(row: CandidateRow) -> str:
+    """Why a faster candidate is not the best, in words (the details screen)."""
+    if row.within_noise_pct is None:
+        return ""
+    return (f"faster than the best of the moment, but by less than the noise margin of "
+            f"{row.within_noise_pct:.1f} % (max(1 %, 3 × the larger measured spread)): "
+            "not taken as the best")
+
+
+def failures_label(s: StatusView, limit: int = 3) -> str:
+    """"4 of 9 answers unusable (duplicate 2, no_code 2)"; ``limit`` kinds at most (0: none
+    named); "" when none failed."""
+    if not s.failed_answers:
+        return ""
+    of = f" of {s.answers}" if s.answers >= s.failed_answers else ""
+    text = f"{s.failed_answers}{of} answers unusable"
+    if limit <= 0:
+        return text
+    kinds = ", ".join(f"{k} {n}" for k, n in s.failures_by_kind[:limit])
+    more = ", …" if len(s.failures_by_kind) > limit else ""
+    return f"{text} ({kinds}{more})"
 
 
 def best_summary(row: CandidateRow | None) -> str:

@@ -1,6 +1,8 @@
-"""Confirm quitting while a run is in progress."""
+"""Confirm quitting while a run is in progress (its count kept current while it asks)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,20 +17,31 @@ class ConfirmQuitScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Keep running"),
     ]
 
-    def __init__(self, message: str) -> None:
+    REFRESH_S = 0.5
+
+    def __init__(self, message: str | Callable[[], str]) -> None:
         super().__init__()
-        self.message = message
+        self._message = message
+
+    @property
+    def message(self) -> str:
+        return self._message() if callable(self._message) else self._message
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="confirm") as dialog:
             dialog.border_title = "Quit?"
-            yield Label(self.message)
+            yield Label(self.message, id="question")
             with Horizontal(classes="buttons"):
                 yield Button("Stop and quit (y)", id="yes", variant="error")
                 yield Button("Keep running (n)", id="no", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#yes", Button).focus()
+        if callable(self._message):
+            self.set_interval(self.REFRESH_S, self._refresh_question)
+
+    def _refresh_question(self) -> None:
+        self.query_one("#question", Label).update(self.message)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

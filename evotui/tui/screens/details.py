@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from evotui.tui.controller import CandidateInfo
-from evotui.tui.views import CandidateRow, fmt_pct, fmt_time, fmt_x, status_cell
+from evotui.tui.views import CandidateRow, fmt_pct, fmt_time, fmt_x, noise_note, status_cell
 
 
 def summary(row: CandidateRow | None, info: CandidateInfo | None) -> Table:
@@ -27,6 +27,12 @@ def summary(row: CandidateRow | None, info: CandidateInfo | None) -> Table:
                                      else "green"))
         if row.reason and row.status == "rejected":
             table.add_row("reason", f"{row.reason}: {row.message}")
+        if noise_note(row):
+            table.add_row("not the best", noise_note(row))
+        if row.parent:
+            via = (f" (through its copy {row.parent_copy} on island {row.island}, placed "
+                   "there by island seeding or migration)" if row.parent_copy else "")
+            table.add_row("parent", row.parent + via)
         table.add_row("made by", f"{row.mutator}" + (f" ({row.model})" if row.model else ""))
         if row.description:
             table.add_row("change", row.description)
