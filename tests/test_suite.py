@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from evotui.cli import main
 from evotui.engine.rundir import load_checkpoint
 from evotui.eval.results import EvalRequest, EvalResult
-from evotui.suite.record import SuiteSettings
+from evotui.suite.record import SuiteSettings, locked
 from evotui.suite.runner import SuiteRunner, open_suite, save
 from evotui.suite.spec import Budget, discover
 from tests.conftest import CANDIDATES, ROOT, SAMPLES
@@ -209,6 +209,9 @@ def test_mistakes_get_one_line(home, tmp_path):
     save(run)
     code, text = _cli(str(SAMPLES / "row_sum"), "--out", str(tmp_path / "s"))
     assert code == 2 and "holds a suite of other problems" in text and len(text.splitlines()) == 1
+    with locked(tmp_path / "s"):  # another process runs this suite
+        code, text = _cli("--resume", str(tmp_path / "s"))
+    assert code == 2 and text.strip() == f"error: {tmp_path / 's'} is in use by another evotui suite"
 
 
 def test_help_explains():
@@ -235,6 +238,10 @@ def test_a_time_budget_stops_each_problem_and_says_so(home, tmp_path):
     assert data["settings"]["budget"] == {"evaluations": None, "seconds": 1.5}
     md = (tmp_path / "suite" / "suite.md").read_text()
     assert "1.5s per problem" in md and "(time budget reached)" in md
+    # --resume of a finished suite starts no evaluator: it says so and gives the summary
+    code, text = _cli("--resume", str(tmp_path / "suite"))
+    assert code == 0 and "every problem of" in text and "accepted 1 of 1" in text
+    assert json.loads((tmp_path / "suite" / "suite.json").read_text())["problems"] == [p]
 
 
 def test_problems_run_at_once_on_a_dask_cluster(home, tmp_path):

@@ -4,6 +4,7 @@ fast_p."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import signal
 import sys
@@ -38,7 +39,8 @@ interpreter no speedup is measured: those columns read n/a.
 Ctrl-C (or a crash) loses nothing: the same command again (the same --out, or none:
 the default folder is the same for the same problems), or `evotui suite --resume DIR`,
 skips the finished problems and resumes the interrupted one from its checkpoint.
-Problems that could not start are tried again.
+Problems that could not start are tried again; a finished problem is not, even with a
+larger --budget (continue its run: `evotui run --resume DIR/NAME --iterations N`).
 
 Problems run one after another; each spreads its evaluations over every GPU of the host
 (or, with --scheduler, over the GPU workers of a Dask cluster, one evaluation per GPU).
@@ -117,9 +119,8 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
           scheduler: str | None, jobs: int, allow_torch: str | None,
           shapes: tuple[str, ...], model: str | None, ollama_host: str | None,
           eval_timeout: float | None) -> None:
-    from evotui.engine.session import SetupError
-    from evotui.suite.record import SuiteSettings
-    from evotui.suite.runner import open_evaluator, open_suite, run_option_names, save
+    from evotui.suite.record import SuiteSettings, locked
+    from evotui.suite.runner import open_suite, run_option_names, save
     from evotui.suite.spec import Budget, SpecError, discover
 
     names = run_option_names()
@@ -149,11 +150,21 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
             run = open_suite(out or _default_out(problems, found), found, settings)
     except SpecError as e:
         fail(str(e))
-    err = Console(stderr=True)
-    try:
-        save(run)
-    except OSError as e:
-        fail(f"cannot write the suite folder {run.folder}: {e.strerror or e}")
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(locked(run.folder))
+            save(run)
+        except SpecError as e:
+            fail(str(e))
+        except OSError as e:
+            fail(f"cannot write the suite folder {run.folder}: {e.strerror or e}")
+        _run_suite(run, Console(stderr=True))
+
+
+def _run_suite(run, err: Console) -> None:
+    from evotui.engine.session import SetupError
+    from evotui.suite.runner import open_evaluator
+
     if all(r.done for r in run.results):
         err.print(f"every problem of {run.folder} is finished", highlight=False)
         _print_summary(run)

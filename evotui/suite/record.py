@@ -7,8 +7,11 @@ or ends, so a crash or Ctrl-C never leaves half a file; a second invocation with
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -98,6 +101,18 @@ class SuiteSettings:
                    int(raw.get("jobs", 1)), tuple(raw.get("allow_torch") or ()),
                    tuple(raw.get("shapes") or ()), raw.get("model"), raw.get("ollama_host"),
                    raw.get("eval_timeout"))
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold ``folder/.suite.lock``: two processes never run the same suite at once."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".suite.lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SpecError(f"{folder} is in use by another evotui suite") from None
+        yield
 
 
 def now() -> str:
