@@ -302,11 +302,13 @@ class OllamaLLM:
         self,
         messages: list[dict],
         on_chunk: Callable[[str], None] | None = None,
+        options: dict | None = None,
     ) -> LLMReply:
         """Stream a chat reply. ``on_chunk`` receives every piece as it arrives: content
         as-is, the thinking channel wrapped in ``<think>`` … ``</think>``, and a one-line
         ``[retry …]`` notice before a retried attempt re-streams from the start. The
-        returned ``text`` holds the answer only (no thinking, no notices)."""
+        returned ``text`` holds the answer only (no thinking, no notices). ``options``
+        override the model's options for this call (a higher ``temperature``)."""
         self.stats.calls += 1
         start = time.monotonic()
 
@@ -315,7 +317,9 @@ class OllamaLLM:
                 on_chunk(f"\n[retry {n}/{self.retries}: {err.kind}: {err.message}]\n")
 
         try:
-            reply = await self._retrying(lambda: self._chat_once(messages, on_chunk), notice)
+            merged = {**self.options, **(options or {})}
+            reply = await self._retrying(
+                lambda: self._chat_once(messages, on_chunk, merged), notice)
         except LLMError:
             self.stats.failures += 1
             raise
@@ -335,7 +339,8 @@ class OllamaLLM:
         return reply
 
     async def _chat_once(
-        self, messages: list[dict], on_chunk: Callable[[str], None] | None
+        self, messages: list[dict], on_chunk: Callable[[str], None] | None,
+        options: dict | None = None,
     ) -> LLMReply:
         client = self._get_client()
         text: list[str] = []
@@ -348,7 +353,7 @@ class OllamaLLM:
                 model=self.model,
                 messages=messages,
                 stream=True,
-                options=self.options or None,
+                options=(self.options if options is None else options) or None,
                 think=self.think,
             )
             async with contextlib.aclosing(stream) as parts:

@@ -45,7 +45,8 @@ class AdviceLink:
         if param:
             fn = getattr(memory, "retrieve_tunables", fn)
         try:
-            items = list(await call(fn, self.engine.task.meta, parent.source, k) or [])[:k]
+            query = self.engine.facts.query_meta(self.engine.task.meta)  # by what it computes
+            items = list(await call(fn, query, parent.source, k) or [])[:k]
             views = [advice_view(a) for a in items]
         except Exception as e:
             self._warn(f"advice library: retrieval failed ({type(e).__name__}: {e}); "

@@ -21,6 +21,7 @@ verdict), ``state`` (recording it) and ``checkpoints`` (the run directory for a 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import re
@@ -33,6 +34,7 @@ from typing import Any
 from evotui.engine import events as ev
 from evotui.engine import report as reporting
 from evotui.engine.advice import AdviceLink
+from evotui.engine.bootstrap import SeedWriter, can_write_seed
 from evotui.engine.checkpoints import Checkpoints, restore
 from evotui.engine.evaluating import EvalStep
 from evotui.engine.hooks import Evaluator, MemoryHook
@@ -44,6 +46,7 @@ from evotui.engine.proposing import Proposer
 from evotui.engine.rundir import RunDir
 from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.subscribers import Subscriber
+from evotui.engine.task_facts import TaskFacts, describe_task
 from evotui.eval.results import EvalResult
 from evotui.task import TaskRef
 
@@ -75,8 +78,8 @@ class Engine:
         checkpoint: dict[str, Any] | None = None,
         run_info: dict[str, Any] | None = None,
     ) -> None:
-        if checkpoint is None and not seed_source:
-            raise ValueError("a new run needs a seed candidate's source")
+        if checkpoint is None and not seed_source and not can_write_seed(mutator):
+            raise ValueError("a new run needs a seed candidate's source, or a model to write one")
         self.task = task
         self.task_source = task.source()
         self.evaluator = evaluator
@@ -196,6 +199,11 @@ class Engine:
     def in_flight(self) -> int:
         return self._inflight.reserved
 
+    @functools.cached_property
+    def facts(self) -> TaskFacts:
+        """What the judge checks and what the reference computes, for prompts and advice."""
+        return describe_task(self.task, "cpu" if self.evaluator.is_cpu else "cuda")
+
     def elapsed(self) -> float:
         now = time.monotonic() - self._started if self._started is not None else 0.0
         return self.state.elapsed_before + now
@@ -232,7 +240,10 @@ class Engine:
                 resumed=self.resumed, evaluated=self.evaluated,
                 device_name=str(self.device_info.get("name", "")),
                 arch=self.device_info.get("arch")))
-            if self.seed_id is None:
+            if self.seed_id is None and self._seed_source is None:  # the model writes it
+                await self._inflight.tracked(SeedWriter(self, self._emit, self._finish).run(),
+                                             "mutate")
+            elif self.seed_id is None:
                 await self._inflight.tracked(self._evaluate_seed(), "evaluate")
             if self.outcome is None and self.evaluated < self.config.iterations:
                 await self._run_slots()

@@ -82,6 +82,7 @@ class MutationRequest:
     rng: random.Random
     tried: frozenset[str] = frozenset()  # config keys of programs evaluated or queued
     advice: tuple[Any, ...] = ()  # retrieved advice (``evotui.memory.Advice`` or dicts)
+    temperature: float | None = None  # None: the model's own (raised for a repeating model)
 
 
 @dataclass(frozen=True)
@@ -230,15 +231,24 @@ class LLMMutator:
         return "diff" if rng.random() < self.diff_share else "full"
 
     async def propose(self, request: MutationRequest, on_chunk: ChunkSink | None = None) -> Mutation:
-        from evotui.llm import LLMError
-
         mode = self.pick_mode(request.rng)
         messages = self.builder.messages(request.context, mode)
+        return await self.ask(messages, request.parent.source, mode, on_chunk,
+                              request.temperature)
+
+    async def ask(self, messages: list[dict[str, str]], parent_source: str, mode: str,
+                  on_chunk: ChunkSink | None = None,
+                  temperature: float | None = None) -> Mutation:
+        """Send ``messages``; the program the answer gives (a full one, or edits of
+        ``parent_source``), or why there is none. Counted in ``account``."""
+        from evotui.llm import LLMError
+
         base = Mutation(None, "llm", self.model, mode, prompt=messages)
         self.account.calls += 1
         start = time.monotonic()
+        options = {"temperature": temperature} if temperature is not None else None
         try:
-            reply = await self.llm.chat(messages, on_chunk=on_chunk)
+            reply = await self.llm.chat(messages, on_chunk=on_chunk, options=options)
         except LLMError as e:
             self.account.seconds += time.monotonic() - start
             self.account.fail(e.kind)
@@ -248,14 +258,15 @@ class LLMMutator:
         self.account.seconds += reply.seconds
         self.account.prompt_tokens += reply.prompt_tokens
         self.account.completion_tokens += reply.completion_tokens
-        result = extract_program(reply.text, request.parent.source)
+        result = extract_program(reply.text, parent_source)
         if not result.ok:
             kind = extraction_kind(result)
             self.account.fail(kind)
             if kind in ("patch_failed", "truncated") and result.mode == "diff":
                 self.patch_failures += 1
             return replace(base, mode=result.mode, failure_kind=kind,
-                            failure=result.error or kind, reply=reply.text)
+                            failure=result.error or kind, reply=reply.text,
+                            description=summarize_reply(reply.text))
         self.patch_failures = 0
         description = summarize_reply(reply.text) or (
             f"{result.applied} SEARCH/REPLACE edit(s)" if result.mode == "diff" else "full rewrite")

@@ -3,8 +3,12 @@
 The system prompt is the backend's dialect (``system.md``, ``pitfalls.md``, ``tunables.md`` in
 ``Backend.prompt_dir``) plus the engine's ``prompts/system.md``; it never changes during a run,
 so Ollama can reuse its cached prefix. The user prompt (``mutate_diff.md`` or
-``mutate_full.md``) holds the task, the parent's code and metrics, then optional sections from
-``prompts/sections.md``: the parent's last failure, inspirations, advice, human hints.
+``mutate_full.md``) holds the task, what the judge checks (``evotui.engine.task_facts``: dtypes,
+tolerances, the shapes really checked, the TF32 trap), the parent's code and metrics, then
+optional sections from ``prompts/sections.md``: the parent's last failure, a nudge when the
+model keeps repeating itself, inspirations, advice, human hints. Generation 0 of a run with
+no seed is asked for with ``write_seed.md``: the task alone, with the failures of the
+earlier attempts.
 
 Templates use ``{{name}}`` placeholders; a missing value is a bug and raises ``KeyError``.
 """
@@ -17,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from evotui.engine.population import Candidate
+from evotui.engine.steering import Steer
+from evotui.engine.task_facts import TaskFacts
 
 TEMPLATE_DIR = Path(__file__).parent / "prompts"
 MODES = ("diff", "full")
@@ -57,6 +63,29 @@ class PromptContext:
     advice_block: str = ""  # retrieved advice, already worded as optional references
     hints: list[str] = field(default_factory=list)
     last_failure: dict[str, Any] | None = None  # {"id", "reason", "message"}
+    facts: TaskFacts | None = None
+    steer: Steer | None = None
+
+
+@dataclass(frozen=True)
+class SeedAttempt:
+    """One failed answer while generation 0 is written: why, and its program if it had one."""
+
+    id: str
+    attempt: int
+    reason: str
+    message: str
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class SeedContext:
+    task_source: str
+    facts: TaskFacts | None = None
+    attempts: list[SeedAttempt] = field(default_factory=list)  # oldest first
+    advice_block: str = ""
+    hints: list[str] = field(default_factory=list)
+    steer: Steer | None = None
 
 
 def describe_metrics(c: Candidate) -> str:
@@ -84,6 +113,7 @@ class PromptBuilder:
     def __init__(self, dialect_dir: Path, template_dir: Path = TEMPLATE_DIR) -> None:
         self.template_dir = template_dir
         self.templates = {m: (template_dir / f"mutate_{m}.md").read_text() for m in MODES}
+        self.seed_template = (template_dir / "write_seed.md").read_text()
         self.sections = self._read_sections((template_dir / "sections.md").read_text())
         dialect = {name: self._optional(dialect_dir / f"{name}.md")
                    for name in ("system", "pitfalls", "tunables")}
@@ -114,6 +144,7 @@ class PromptBuilder:
         # the code goes in verbatim (SEARCH blocks must match it), so tidy only the rest
         return render(self.templates[mode], {
             "task_source": ctx.task_source.strip("\n"),
+            "task_facts": self._facts(ctx.facts),
             "parent_id": parent.id,
             "parent_source": parent.source.strip("\n"),
             "parent_metrics": metrics,
@@ -124,6 +155,43 @@ class PromptBuilder:
         return [{"role": "system", "content": self.system()},
                 {"role": "user", "content": self.user(ctx, mode)}]
 
+    def seed_user(self, ctx: SeedContext) -> str:
+        """The request for generation 0: the reference alone, and what went wrong so far."""
+        s = self.sections
+        out: list[str] = []
+        if ctx.attempts:
+            last = ctx.attempts[-1]
+            program = (render(s["seed_program"], {"source": last.source.strip("\n")}) + "\n\n"
+                       if last.source else "")
+            out.append(render(s["seed_last"], {
+                "id": last.id, "attempt": last.attempt, "reason": last.reason,
+                "message": _clip(last.message, MAX_MESSAGE_CHARS), "program": program}))
+            if len(ctx.attempts) > 1:
+                items = "\n".join(f"- {a.id} (attempt {a.attempt}): {a.reason}: "
+                                  f"{_first_line(a.message)}" for a in ctx.attempts[:-1])
+                out.append(render(s["seed_earlier"], {"items": items}))
+        out += self._common_sections(ctx.steer, ctx.advice_block, ctx.hints)
+        sections = "\n\n".join(x for x in out if x)
+        return render(self.seed_template, {
+            "task_source": ctx.task_source.strip("\n"),
+            "task_facts": self._facts(ctx.facts),
+            "sections": _tidy(sections) + "\n" if sections else "",
+        }).rstrip() + "\n"
+
+    def seed_messages(self, ctx: SeedContext) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system()},
+                {"role": "user", "content": self.seed_user(ctx)}]
+
+    def _facts(self, facts: TaskFacts | None) -> str:
+        if facts is None:
+            return ""
+        lines = fact_lines(facts)
+        if facts.tf32_trap:
+            tol = ", ".join(f"atol {a:g} / rtol {r:g}" for d, (a, r) in facts.tolerances.items()
+                            if d == "float32") or "tight tolerance"
+            lines.append(render(self.sections["tf32"], {"tolerance": tol}))
+        return render(self.sections["task_facts"], {"lines": "\n".join(lines)}).strip() + "\n\n"
+
     def _sections(self, ctx: PromptContext) -> list[str]:
         s = self.sections
         out: list[str] = []
@@ -132,17 +200,93 @@ class PromptBuilder:
             out.append(render(s["last_failure"], {
                 "id": f.get("id", "?"), "reason": f.get("reason", "?"),
                 "message": _clip(str(f.get("message", "")), MAX_MESSAGE_CHARS)}))
+        if ctx.steer is not None:
+            out.append(steer_block(ctx.steer, s))
         if ctx.inspirations:
             items = "\n\n".join(render(s["inspiration"], {
                 "id": i.id, "metrics": i.metrics,
                 "description": f" — {i.description}" if i.description else "",
                 "diff": _clip_lines(i.diff, MAX_DIFF_LINES)}) for i in ctx.inspirations)
             out.append(render(s["inspirations"], {"items": items}))
-        if ctx.advice_block.strip():
-            out.append(render(s["advice"], {"block": ctx.advice_block.strip()}))
-        if ctx.hints:
-            out.append(render(s["hints"], {"items": "\n".join(f"- {h}" for h in ctx.hints)}))
+        return out + self._common_sections(None, ctx.advice_block, ctx.hints)
+
+    def _common_sections(self, steer: Steer | None, advice: str, hints: list[str]) -> list[str]:
+        s = self.sections
+        out = [steer_block(steer, s)] if steer is not None else []
+        if advice.strip():
+            out.append(render(s["advice"], {"block": advice.strip()}))
+        if hints:
+            out.append(render(s["hints"], {"items": "\n".join(f"- {h}" for h in hints)}))
         return out
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = next((x.strip() for x in str(text).splitlines() if x.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_FAMILY_WORDS = {"elementwise": "an element-wise kernel", "gemm": "a matrix product (GEMM)",
+                 "conv": "a convolution", "attention": "attention", "softmax": "a row softmax",
+                 "layernorm": "a layer norm", "rmsnorm": "an RMS norm",
+                 "reduction": "a reduction", "cross_entropy": "a cross-entropy loss",
+                 "pooling": "pooling", "scan": "a scan", "groupnorm": "a group norm",
+                 "batchnorm": "a batch norm"}
+
+
+def fact_lines(facts: TaskFacts) -> list[str]:
+    """What the judge checks, one Markdown item each (the TF32 trap aside)."""
+    lines: list[str] = []
+    where = ("in Triton's CPU interpreter (this run has no GPU)" if facts.device_type == "cpu"
+             else "on the GPU")
+    if facts.inputs:
+        lines.append("- Inputs (the timed shape): "
+                     + "; ".join(t.describe() for t in facts.inputs) + ".")
+    if facts.outputs:
+        at = "" if facts.outputs_at == 0 else f" (at checked shape {facts.outputs_at + 1})"
+        lines.append(f"- Output{at}: " + "; ".join(
+            t.describe().split(": ", 1)[1] if len(facts.outputs) == 1 else t.describe()
+            for t in facts.outputs)
+            + ". Yours must have the same shape and dtype, on the same device.")
+    for dtype, (atol, rtol) in facts.tolerances.items():
+        lines.append(f"- Tolerance: every element of a {dtype} output must satisfy "
+                     f"|yours − reference| ≤ {atol:g} + {rtol:g} × |reference|.")
+    exact = sorted({t.dtype for t in facts.outputs if t.shape is not None
+                    and t.dtype not in facts.tolerances})
+    if exact:
+        lines.append(f"- {', '.join(exact)} outputs must equal the reference exactly.")
+    if len(facts.checked) == 1:
+        lines.append(f"- Shapes: correctness is checked {where} at the timed shape only "
+                     "(the task declares no other shape), on fresh random inputs each time. "
+                     "Take sizes from the inputs all the same rather than hard-coding them.")
+    elif facts.checked:
+        shapes = "\n".join(f"  {i + 1}. " + "; ".join(t.describe() for t in c.inputs)
+                           + (" (timed)" if i == 0 else "")
+                           for i, c in enumerate(facts.checked))
+        lines.append(f"- Shapes: correctness is checked {where}, on fresh random inputs, "
+                     f"at these {len(facts.checked)} shapes; mask every load and store at "
+                     f"the edges:\n{shapes}")
+    if facts.ops:
+        family = _FAMILY_WORDS.get(facts.family)
+        lines.append("- The reference computes (aten ops): " + ", ".join(facts.ops)
+                     + (f": {family}." if family else "."))
+    if facts.note:
+        lines.append(f"- Not known: {facts.note}.")
+    return lines
+
+
+_KIND_WORDS = {"duplicate": "a program already evaluated", "no_code": "no program",
+               "no_change": "the program unchanged", "patch_failed": "edits that did not apply",
+               "syntax_error": "a syntax error", "truncated": "an answer cut off"}
+
+
+def steer_block(steer: Steer, sections: dict[str, str]) -> str:
+    kinds = list(dict.fromkeys(_KIND_WORDS.get(k, k) for k in steer.kinds))
+    what = (f"Your last {steer.streak} answers gave no new program to evaluate: "
+            + ", ".join(kinds) + ".")
+    tried = (render(sections["steer_tried"], {"items": "\n".join(f"- {t}" for t in steer.tried)})
+             if steer.tried else "")
+    return render(sections["steer"], {"what": what, "tried": tried,
+                                      "kinds": "; ".join(steer.suggestions)})
 
 
 def _clip_lines(text: str, n: int) -> str:

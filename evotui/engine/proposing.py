@@ -1,5 +1,6 @@
-"""From a parent to a proposed child: the mutator's request (prompt context, advice, hints),
-the switch to other parents when one's parameters are exhausted, duplicate answers, and the
+"""From a parent to a proposed child: the mutator's request (prompt context, advice, hints,
+what the judge checks), the switch to other parents when one's parameters are exhausted,
+duplicate answers, the steering of a model that repeats itself (``steering``), and the
 streak of failed mutations that ends a run.
 """
 
@@ -19,6 +20,7 @@ from evotui.engine.mutators import (
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate
 from evotui.engine.prompting import Inspiration, PromptContext, describe_metrics
+from evotui.engine.steering import Steer, Steering
 from evotui.engine.tunables import config_key
 
 if TYPE_CHECKING:
@@ -32,6 +34,8 @@ class Proposer:
         self._emit = emit
         self._finish = finish  # (outcome, message): ends the run
         self._failures_in_a_row = 0
+        self.steering = Steering(base_temperature(engine.mutator))
+        self._steered_at = 0  # the streak last announced
 
     async def propose(self, cid: str, parent: Candidate, advice: str, hints: list[str],
                       items: list[Any]) -> tuple[Mutation, Candidate]:
@@ -44,8 +48,10 @@ class Proposer:
         engine = self.engine
         tried_parents = {parent.source}
         while True:
-            request = MutationRequest(cid, parent, self._context(parent, advice, hints),
-                                      engine.rng, frozenset(engine.state.tried), tuple(items))
+            steer = self._steer(parent)
+            request = MutationRequest(cid, parent, self._context(parent, advice, hints, steer),
+                                      engine.rng, frozenset(engine.state.tried), tuple(items),
+                                      steer.temperature if steer else None)
             mutation = await engine.mutator.propose(request, on_chunk)
             if mutation.failure_kind != EXHAUSTED:
                 return mutation, parent
@@ -56,7 +62,23 @@ class Proposer:
             parent = others[0]
             tried_parents.add(parent.source)
 
-    def _context(self, parent: Candidate, advice: str, hints: list[str]) -> PromptContext:
+    def _steer(self, parent: Candidate) -> Steer | None:
+        """The nudge for a model that keeps repeating itself (none for the parameters)."""
+        if self.engine.mutator.name == "param":
+            return None
+        tried = [c.description for c in self.engine.population.candidates()
+                 if c.parent_id == parent.id and c.description]
+        steer = self.steering.steer(tried)
+        if steer is not None and steer.streak != self._steered_at:
+            self._steered_at = steer.streak
+            self._emit(ev.Status(
+                f"the model repeated itself {steer.streak} times in a row: the next prompt "
+                f"lists what was tried and asks for another kind of change (temperature "
+                f"{steer.temperature:g})"))
+        return steer
+
+    def _context(self, parent: Candidate, advice: str, hints: list[str],
+                 steer: Steer | None = None) -> PromptContext:
         engine = self.engine
         if engine.mutator.name == "param":  # no prompt: skip the diffs
             return PromptContext(engine.task_source, parent)
@@ -66,7 +88,7 @@ class Proposer:
             for c in engine.population.inspirations(parent, engine.rng,
                                                     engine.config.inspirations)]
         return PromptContext(engine.task_source, parent, inspirations, advice, hints,
-                             parent.extra.get("last_failure"))
+                             parent.extra.get("last_failure"), engine.facts, steer)
 
     def reject_duplicate(self, mutation: Mutation) -> Mutation:
         """``mutation``, or a failed one when its program was already evaluated or is in flight."""
@@ -74,12 +96,15 @@ class Proposer:
             return mutation
         self.engine.mutator.account.fail(DUPLICATE)
         return Mutation(None, mutation.mutator, mutation.model, mutation.mode,
-                        failure_kind=DUPLICATE, failure="the answer is a program already evaluated")
+                        description=mutation.description, failure_kind=DUPLICATE,
+                        failure="the answer is a program already evaluated",
+                        prompt=mutation.prompt, reply=mutation.reply)
 
     def failed(self, cid: str, parent: Candidate, m: Mutation) -> None:
         """A mutation without a child; enough of them in a row end the run."""
         self._failures_in_a_row += 1
         kind = m.failure_kind or "unknown"
+        self.steering.failed(kind, m.description)
         if kind in EXTRACTION_KINDS or kind == DUPLICATE:  # tell the model in the next prompt
             parent.extra["last_failure"] = {"id": cid, "reason": f"unusable answer ({kind})",
                                             "message": m.failure or kind}
@@ -97,9 +122,20 @@ class Proposer:
         are those the mutator says it followed, or else all the advice shown."""
         assert m.source is not None
         self._failures_in_a_row = 0
+        self.steering.succeeded()
+        self._steered_at = 0
         self.engine.state.tried.add(config_key(m.source))
         shown = ([a["id"] for a in advice_views] if m.advice_ids is None
                  else list(m.advice_ids))
         return Candidate(id=cid, source=m.source, parent_id=parent.id, island=parent.island,
                          generation=self.engine.generation, mutator=m.mutator, model=m.model,
                          advice_ids=shown, description=m.description, extra={"mode": m.mode})
+
+
+def base_temperature(mutator: Any) -> float:
+    """The model's configured temperature (Ollama's default, 0.8, when none is set)."""
+    side = getattr(mutator, "llm", None)
+    side = getattr(side, "llm", side)  # a mixed mutator holds the model mutator
+    options = getattr(side, "options", None)
+    value = options.get("temperature") if isinstance(options, dict) else None
+    return float(value) if isinstance(value, int | float) else 0.8

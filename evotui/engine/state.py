@@ -36,6 +36,7 @@ class EngineConfig:
     # with a few samples only (it cannot win; bad GEMM tilings run ~100 ms a call); 0: off
     slow_cutoff_factor: float = 2.0
     max_consecutive_failures: int = 12  # mutations without a child, in a row
+    seed_attempts: int = 6  # answers a model gets to write an accepted generation 0 (no seed)
     max_harness_errors: int = 3  # evaluator failures (not the candidate's fault), in a row
     min_gain: float = 0.01
     spread_factor: float = 3.0

@@ -3,10 +3,11 @@
 1. Candidates: every piece of advice except vetoed ones, whose kind fits the task's
    (same kind, same family such as row reductions, or ``general``) and whose arch fits
    (no arch, or the task's; ``conditions["archs"]`` widens it).
-2. Relevance: BM25 over text + tags + kind for a weighted query (task kind > tags > name
-   and dtype > identifiers from the parent code), normalised to the best candidate; when an
-   embedding model is there, averaged with the cosine similarity (min–max normalised).
-   Candidates with no lexical match are kept only when embeddings say they are close.
+2. Relevance: BM25 over text + tags + kind for a weighted query (task kind > tags and the
+   reference's ops > name and dtype > identifiers from the parent code), normalised
+   to the best candidate; when an embedding model is there, averaged with the cosine
+   similarity (min–max normalised). Candidates with no lexical match are kept only when
+   embeddings say they are close.
 3. Utility: × 1.5 for accepted or authored advice, × the win rate (shown → child improved,
    with a Beta(1, 4) prior) relative to the prior mean, × a small bonus for measured gain,
    for the exact kind, for the same arch and for the same dtype (a dtype mismatch costs).
@@ -78,23 +79,32 @@ class Query:
     source: str = ""  # the parent's code
     arch: str | None = None
     dtype: str | None = None
+    ops: tuple[str, ...] = ()  # what the reference computes: relu, softmax, mm, ...
+    sizes: str = ""  # its dominant sizes, "16 x 16384"
 
     @classmethod
     def for_task(cls, task_meta: Any, source: str = "", arch: str | None = None,
                  text: str = "") -> Query:
-        """From a ``TaskMeta`` (or any object/dict with name, kind, tags[, dtype, arch])."""
+        """From a ``TaskMeta`` (or any object/dict with name, kind, tags[, dtype, arch, ops,
+        sizes]: ``evotui.engine.task_facts.QueryMeta`` adds what the reference computes)."""
         get = task_meta.get if isinstance(task_meta, dict) else (
             lambda key, default=None: getattr(task_meta, key, default))
         tags = tuple(normalize_tags(list(get("tags", ()) or ())))
         dtype = normalize_dtype(get("dtype", None)) or next((t for t in tags if t in DTYPES), None)
         return cls(kind=str(get("kind", None) or "general"), tags=tags,
                    name=str(get("name", "") or ""), text=text, source=source or "",
-                   arch=normalize_arch(arch or get("arch", None)), dtype=dtype)
+                   arch=normalize_arch(arch or get("arch", None)), dtype=dtype,
+                   ops=tuple(str(o) for o in get("ops", ()) or ()),
+                   sizes=str(get("sizes", "") or ""))
 
     def embed_text(self) -> str:
         parts = [f"{self.kind} GPU kernel {self.name}".strip()]
         if self.tags:
             parts.append("tags: " + ", ".join(self.tags))
+        if self.ops:
+            parts.append("computes " + ", ".join(self.ops))
+        if self.sizes:
+            parts.append("sizes " + self.sizes)
         if self.dtype:
             parts.append(self.dtype)
         if self.text:
@@ -114,6 +124,7 @@ class Query:
         if self.dtype:
             add([self.dtype], W_NAME)
         add(tokenize(" ".join(self.tags)), W_TAG)
+        add(tokenize(" ".join(self.ops)), W_TAG)
         if self.kind not in ("general", ""):
             add(tokenize(self.kind), W_KIND)
         return q

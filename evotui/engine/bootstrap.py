@@ -1,0 +1,154 @@
+"""Generation 0 written by the model, for a run with no seed: the model gets the task's
+reference (and what the judge checks) and writes a whole ``ModelNew``; every failure — an
+answer with no usable program, a static-rule rejection, a compile error, a mismatch with
+its worst elements, a torch fallback, a timeout — goes back to it in the next prompt, until
+a candidate is accepted (it becomes the seed, and evolution goes on as usual) or
+``config.seed_attempts`` answers are spent (the run fails, saying why).
+
+Each evaluated attempt is a candidate of generation 0 with no parent (``mutator="seed"``,
+its model named), announced with the usual events; a status line says which attempt is
+being written, so the TUI and the headless output show generation 0 being written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from evotui.engine import events as ev
+from evotui.engine.mutators import DUPLICATE, UNAVAILABLE, LLMMutator, Mutation
+from evotui.engine.population import Candidate
+from evotui.engine.prompting import SeedAttempt, SeedContext
+from evotui.engine.proposing import base_temperature
+from evotui.engine.steering import Steering
+from evotui.engine.tunables import config_key
+
+if TYPE_CHECKING:
+    from evotui.engine.loop import Engine
+
+GIVE_UP_AFTER_OUTAGES = 2  # the server or model missing this many times in a row: stop
+
+
+def model_side(mutator: Any) -> LLMMutator | None:
+    """The mutator that talks to a model, if ``mutator`` has one (a mixed mutator does)."""
+    if isinstance(mutator, LLMMutator):
+        return mutator
+    inner = getattr(mutator, "llm", None)
+    return inner if isinstance(inner, LLMMutator) else None
+
+
+def can_write_seed(mutator: Any) -> bool:
+    return model_side(mutator) is not None
+
+
+class SeedWriter:
+    def __init__(self, engine: Engine, emit: Callable[[ev.Event], None],
+                 finish: Callable[[str, str], None]) -> None:
+        self.engine = engine
+        self._emit = emit
+        self._finish = finish
+        self.attempts: list[SeedAttempt] = []
+        self.steering = Steering(base_temperature(engine.mutator))
+
+    def _status(self, message: str, level: str = "info") -> None:
+        self._emit(ev.Status(message, level))
+
+    async def run(self) -> Candidate | None:
+        """Ask until a candidate is accepted (returned, recorded as the seed) or the budget
+        is spent (the run is finished as failed)."""
+        engine = self.engine
+        writer = model_side(engine.mutator)
+        assert writer is not None, "a run without a seed needs a model"
+        budget = max(1, engine.config.seed_attempts)
+        outages = 0
+        for n in range(1, budget + 1):
+            if engine.outcome is not None:  # a stop request
+                return None
+            cid = engine.population.new_id()
+            self._status(f"writing generation 0 from the reference with {writer.model} "
+                         f"(attempt {n} of {budget})")
+            mutation = await self._ask(writer, cid)
+            if mutation.failure_kind in UNAVAILABLE:
+                outages += 1
+                self._failed(cid, n, f"the model failed ({mutation.failure_kind})",
+                             mutation.failure or "", None)
+                if outages >= GIVE_UP_AFTER_OUTAGES or mutation.failure_kind in (
+                        "server_down", "model_missing"):
+                    break
+                continue
+            outages = 0
+            if mutation.source is None:
+                self._failed(cid, n, f"unusable answer ({mutation.failure_kind})",
+                             mutation.failure or "", None, mutation.failure_kind)
+                continue
+            earlier = next((a for a in self.attempts if a.source is not None
+                            and config_key(a.source) == config_key(mutation.source)), None)
+            if earlier is not None:
+                self._failed(cid, n, "the same program again",
+                             f"this is the program of {earlier.id}, which failed: "
+                             f"{earlier.reason}: {earlier.message}", None, DUPLICATE)
+                continue
+            seed = await self._evaluate(cid, n, writer, mutation)
+            if seed is not None:
+                return seed
+        last = self.attempts[-1] if self.attempts else None
+        why = f"{last.reason}: {_first_line(last.message)}" if last else "no answer"
+        msg = f"no accepted generation 0 after {len(self.attempts)} attempts: {why}"
+        self._status(msg, "error")
+        self._finish("failed", msg)
+        return None
+
+    async def _ask(self, writer: LLMMutator, cid: str) -> Mutation:
+        engine = self.engine
+        last_source = (self.attempts[-1].source or "") if self.attempts else ""
+        advice = await engine._advice.retrieve(cid, Candidate(id=cid, source=last_source), False)
+        steer = self.steering.steer([f"{a.id}: {a.reason}" for a in self.attempts])
+        ctx = SeedContext(engine.task_source, engine.facts, list(self.attempts), advice.block,
+                          engine.state.take_hints(), steer)
+        messages = writer.builder.seed_messages(ctx)
+        mutation = await writer.ask(messages, "", "full",
+                                    lambda text: self._emit(ev.LLMChunk(cid, text)),
+                                    steer.temperature if steer else None)
+        if engine.run_dir is not None and mutation.prompt:
+            engine.run_dir.write_llm_log(cid, mutation.prompt, mutation.reply)
+        return mutation
+
+    async def _evaluate(self, cid: str, n: int, writer: LLMMutator,
+                        mutation: Mutation) -> Candidate | None:
+        engine = self.engine
+        assert mutation.source is not None
+        what = f"generation 0 by {writer.model}, attempt {n}"
+        description = f"{what}: {mutation.description}" if mutation.description else what
+        seed = Candidate(id=cid, source=mutation.source, mutator="seed", model=writer.model,
+                         description=description, extra={"mode": "full", "written_by": "model"})
+        self._emit(ev.CandidateProposed(id=cid, parent_id=None, island=0, generation=0,
+                                        mutator="seed", model=writer.model,
+                                        description=description, diff=""))
+        engine._inflight.set_phase("evaluate")
+        result = await engine._eval.evaluate(seed)
+        engine._inflight.set_phase("mutate")
+        engine._record(seed, None, result)
+        if result.accepted:
+            engine.state.seed_id = seed.id
+            self.steering.succeeded()
+            self._status(f"generation 0 accepted: {cid} (attempt {n})")
+            await engine._checkpoints.write(engine)
+            return seed
+        self._failed(cid, n, result.reason, result.message, mutation.source)
+        return None
+
+    def _failed(self, cid: str, n: int, reason: str, message: str, source: str | None,
+                kind: str | None = None) -> None:
+        self.attempts.append(SeedAttempt(cid, n, reason, message, source))
+        if kind is not None:  # an answer with no new program: repeats steer the next prompt
+            self.steering.failed(kind, reason)
+        self._status(f"{cid}: generation 0 attempt {n} failed ({reason}): "
+                     f"{_first_line(message)}", "warning")
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = next((x.strip() for x in str(text).splitlines() if x.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+__all__ = ["SeedWriter", "can_write_seed", "model_side"]
