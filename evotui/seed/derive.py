@@ -1,0 +1,79 @@
+"""A seed candidate derived from a task's reference ``Model``, for runs without a model:
+trace it at a small shape, pick the template family that fits (matrix product with an
+epilogue, row reduction / norm / softmax, element-wise chain) and fill it in. What cannot
+be derived gives one line saying why."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from evotui.seed import elementwise, gemm, reduction
+from evotui.seed.common import assemble, init_source
+from evotui.seed.graph import Graph, NotDerivable
+from evotui.seed.trace import build_graph
+
+FAMILIES = (("gemm", gemm), ("reduction", reduction), ("elementwise", elementwise))
+
+
+@dataclass(frozen=True)
+class DerivedSeed:
+    """A derived candidate (``source``) and its template family, or why there is none."""
+
+    source: str | None
+    family: str | None
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.source is not None
+
+
+def derive_seed(task: Any, shape: dict[str, Any] | None = None) -> DerivedSeed:
+    """``task`` is a ``TaskRef``; ``shape`` the constants to trace at (default: its first
+    CPU shape, small enough to trace quickly)."""
+    from evotui.task import TaskError, load_module, make_init_inputs, make_inputs
+
+    try:
+        module = load_module(task.path, "evotui_seed_task", task.sha256)
+        shape = task.shapes("cpu")[0] if shape is None else shape
+        import torch
+
+        init = make_init_inputs(module, shape)
+        torch.manual_seed(0)
+        model = module.Model(*init)
+        inputs = make_inputs(module, shape, 1)
+    except TaskError as e:
+        return DerivedSeed(None, None, str(e))
+    except Exception as e:  # noqa: BLE001 - the task's own code: a reason, not a crash
+        return DerivedSeed(None, None, f"the reference could not be built ({type(e).__name__}: {e})")
+    return derive_from_model(model, inputs, task.name, module.Model, task.meta.allow_torch)
+
+
+def derive_from_model(model: Any, inputs: list[Any], name: str, model_cls: type,
+                      allow_torch: tuple[str, ...] = ()) -> DerivedSeed:
+    try:
+        graph = build_graph(model, inputs, allow_torch)
+        family, module = pick_family(graph)
+        kernel = _identifier(name) + "_kernel"
+        parts = module.derive(graph, kernel)
+        init_src, consts = init_source(model_cls)
+        return DerivedSeed(assemble(parts, init_src, consts, graph.forward_params), family)
+    except NotDerivable as e:
+        return DerivedSeed(None, None, str(e))
+    except Exception as e:  # noqa: BLE001 - a gap in the generator: one line, never a crash
+        return DerivedSeed(None, None, f"the seed generator failed ({type(e).__name__}: {e})")
+
+
+def pick_family(graph: Graph) -> tuple[str, Any]:
+    for family, module in FAMILIES:
+        if module.fits(graph):
+            return family, module
+    kinds = sorted({n.kind for n in graph.nodes})
+    raise NotDerivable(f"no template fits this mix of ops ({', '.join(kinds)})")
+
+
+def _identifier(name: str) -> str:
+    ident = re.sub(r"\W+", "_", name).strip("_").lower() or "derived"
+    return ident if not ident[0].isdigit() else f"k{ident}"

@@ -1,0 +1,131 @@
+"""The matrix-product family: one (batched) matrix product of inputs or parameters (any
+strides: transposes are views), then any element-wise epilogue (bias, scale, activation,
+residual) fused on the fp32 accumulator. Tiled with grouped program order; fp32 operands
+use IEEE products (tl.dot would use TF32 on NVIDIA GPUs, outside a 1e-4 tolerance)."""
+
+from __future__ import annotations
+
+import torch
+
+from evotui.seed import codegen
+from evotui.seed.common import (
+    Operands,
+    Parts,
+    Tunable,
+    is_external,
+    peel_output_views,
+    replay_chain,
+    template,
+)
+from evotui.seed.graph import Graph, Node, NotDerivable
+
+TUNABLES = [Tunable("BLOCK_M", 64, [16, 32, 64, 128, 256]),
+            Tunable("BLOCK_N", 64, [16, 32, 64, 128, 256]),
+            Tunable("BLOCK_K", 32, [16, 32, 64, 128]),
+            Tunable("GROUP_M", 8, [1, 4, 8, 16]),
+            Tunable("NUM_WARPS", 4, [2, 4, 8]),
+            Tunable("NUM_STAGES", 2, [1, 2, 3, 4, 5])]
+
+
+def fits(graph: Graph) -> bool:
+    kinds = {n.kind for n in graph.nodes}
+    return "mm" in kinds and kinds <= {"input", "param", "ew", "view", "mm"}
+
+
+def derive(graph: Graph, kernel: str) -> Parts:
+    mms = [n for n in graph.nodes if n.kind == "mm"]
+    if len(mms) > 1:
+        raise NotDerivable(f"{len(mms)} matrix products: no template for more than one")
+    mm = mms[0]
+    a, b = mm.args
+    if not (is_external(a) and is_external(b)):
+        raise NotDerivable("a matrix product of computed values (a prologue): no template")
+    bases, chains = peel_output_views(graph)
+    if len(bases) != 1:
+        raise NotDerivable("a matrix product with several outputs: no template")
+    out = bases[0]
+    epilogue = [n for n in graph.nodes if n.kind == "ew"]
+    for n in graph.nodes:
+        if n.kind == "view" and not is_external(n) and n not in chains[0]:
+            raise NotDerivable("a view between the matrix product and its epilogue: no template")
+    for n in epilogue:
+        if n.shape != out.shape and not _broadcasts(n.shape, out.shape):
+            raise NotDerivable("an element-wise op of another shape than the product")
+    exts = sorted({x for n in epilogue for x in n.inputs() if is_external(x)},
+                  key=graph.nodes.index)
+    for e in exts:
+        if not _broadcasts(e.shape, out.shape):
+            raise NotDerivable("an epilogue operand that does not broadcast to the product")
+    if out is not mm and out.kind != "ew":
+        raise NotDerivable("the model returns an input unchanged")
+
+    loads = {}
+    ptrs, strides = [], []
+    for k, e in enumerate(exts):
+        ptrs.append(f"e{k}_ptr")
+        s = [f"se{k}_b", f"se{k}_m", f"se{k}_n"]
+        strides += s
+        loads[e] = (f"tl.load(e{k}_ptr + pid_b * {s[0]} + offs_m[:, None] * {s[1]} + "
+                    f"offs_n[None, :] * {s[2]}, mask=c_mask, other=0.0).to(tl.float32)")
+    body: list[str] = []
+    names = codegen.emit([out], {mm: "acc"}, graph.nodes, lambda n: loads[n], is_external, body,
+                         "    ")
+    body.append(f"    tl.store(c_ptrs, {names[out]}.to(c_ptr.dtype.element_ty), mask=c_mask)")
+    precision = ', input_precision="ieee"' if a.dtype == torch.float32 else ""
+    args = ", ".join(["a_ptr", "b_ptr"] + ptrs + ["c_ptr", "M", "N", "K", "sa_b", "sa_m", "sa_k",
+                                                   "sb_b", "sb_k", "sb_n", "sc_b", "sc_m",
+                                                   "sc_n"] + strides)
+    kernel_src = template("gemm.py.tmpl").substitute(kernel=kernel, args=args, precision=precision,
+                                                     epilogue="\n".join(body))
+    fwd = _forward(graph, kernel, mm, exts, out, chains[0])
+    doc = ("Derived from the reference: a tiled matrix product"
+           + (" with its epilogue (" + ", ".join(dict.fromkeys(n.op for n in epilogue)) + ")"
+              if epilogue else "")
+           + " fused,\nan fp32 accumulator, grouped (GROUP_M) program order.\n"
+           "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS, NUM_STAGES.")
+    return Parts(doc=doc, kernels=[kernel_src], tunables=list(TUNABLES), forward=fwd)
+
+
+def _broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
+    return len(small) <= len(big) and all(
+        s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))
+
+
+def _forward(graph: Graph, kernel: str, mm: Node, exts: list[Node], out: Node,
+             chain: list[Node]) -> list[str]:
+    ops = Operands(graph)
+    a, b = (ops.name(x) for x in mm.args)
+    names = [ops.name(e) for e in exts]
+    lines = list(ops.lines)
+    batched = len(mm.shape) == 3
+    lines.append(f"a = {a}")
+    lines.append(f"b = {b}")
+    if batched:
+        lines += ["nb, m, k = a.shape", "n = b.shape[2]",
+                  "sa = (a.stride(0), a.stride(1), a.stride(2))",
+                  "sb = (b.stride(0), b.stride(1), b.stride(2))",
+                  "c = torch.empty((nb, m, n), dtype=a.dtype, device=a.device)",
+                  "sc = (c.stride(0), c.stride(1), c.stride(2))"]
+    else:
+        lines += ["m, k = a.shape", "n = b.shape[1]", "nb = 1",
+                  "sa = (0, a.stride(0), a.stride(1))", "sb = (0, b.stride(0), b.stride(1))",
+                  "c = torch.empty((m, n), dtype=a.dtype, device=a.device)",
+                  "sc = (0, c.stride(0), c.stride(1))"]
+    call = ["a", "b"]
+    strides = []
+    for k, name in enumerate(names):
+        lines.append(f"e{k} = {name}.expand(c.shape)")
+        call.append(f"e{k}")
+        if batched:
+            strides += [f"e{k}.stride(0)", f"e{k}.stride(1)", f"e{k}.stride(2)"]
+        else:
+            strides += ["0", f"e{k}.stride(0)", f"e{k}.stride(1)"]
+    call += ["c", "m", "n", "k", "*sa", "*sb", "*sc"] + strides
+    lines += ["grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N), nb)",
+              f"{kernel}[grid]({', '.join(call)}, BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K, "
+              "GM=GROUP_M, num_warps=NUM_WARPS, num_stages=NUM_STAGES)"]
+    lines += replay_chain("c", out, chain)
+    lines.append(f"return {chain[-1].name if chain else 'c'}")
+    if out.dtype != mm.dtype:
+        raise NotDerivable("an epilogue that changes the product's dtype: no template")
+    return lines

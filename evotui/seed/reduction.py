@@ -1,0 +1,234 @@
+"""The reduction family: reductions over the same consecutive dimensions of one shape
+(sum, mean, max, min, argmax, argmin; softmax, log-softmax, norms, variance after
+tracing), with any element-wise prologue and epilogue. The tensor is viewed as
+(OUTER, R, INNER); a program owns one outer index and BLOCK_INNER inner ones, and walks R
+in BLOCK_R chunks once per reduction, then once more to write full-size outputs."""
+
+from __future__ import annotations
+
+from evotui.seed import codegen
+from evotui.seed.common import (
+    Operands,
+    Parts,
+    Tunable,
+    expanded_strides,
+    is_external,
+    merged_groups,
+    peel_output_views,
+    replay_chain,
+    template,
+)
+from evotui.seed.graph import Graph, Node, NotDerivable
+
+TUNABLES = [Tunable("BLOCK_R", 1024, [64, 128, 256, 512, 1024, 2048, 4096]),
+            Tunable("BLOCK_INNER", 16, [1, 2, 4, 8, 16, 32, 64]),
+            Tunable("NUM_WARPS", 4, [1, 2, 4, 8, 16]),
+            Tunable("NUM_STAGES", 1, [1, 2, 3])]
+_INIT = {"sum": "0.0", "max": '-float("inf")', "min": 'float("inf")',
+         "argmax": '-float("inf")', "argmin": 'float("inf")'}
+
+
+def fits(graph: Graph) -> bool:
+    kinds = {n.kind for n in graph.nodes}
+    return "reduce" in kinds and kinds <= {"input", "param", "ew", "view", "reduce"}
+
+
+def derive(graph: Graph, kernel: str) -> Parts:
+    reds = [n for n in graph.nodes if n.kind == "reduce"]
+    shape = reds[0].args[0].shape
+    dims = reds[0].attrs["dims"]
+    for r in reds:
+        if r.args[0].shape != shape or r.attrs["dims"] != dims:
+            raise NotDerivable("reductions over different shapes or dimensions: no template")
+    if dims != list(range(dims[0], dims[-1] + 1)):
+        raise NotDerivable(f"a reduction over dimensions {dims} that are not consecutive: "
+                           "no template")
+    d0, d1 = dims[0], dims[-1]
+    rank = len(shape)
+    groups = [list(range(0, d0)), list(range(d0, d1 + 1)), list(range(d1 + 1, rank))]
+    bases, chains = peel_output_views(graph)
+    row = _row_nodes(graph)
+    for n in graph.nodes:
+        if n.kind == "view" and not is_external(n) and n not in sum(chains, []):
+            raise NotDerivable("a view in the middle of the computation: no template")
+        if n.kind == "ew" and n not in row:
+            for a in n.inputs():
+                if a in row and len(a.shape) != rank:
+                    raise NotDerivable("a reduction without keepdim broadcast back: no template")
+        if n.kind == "ew" and n in row and any(is_external(a) for a in n.inputs()):
+            raise NotDerivable("an input combined with a reduced value: no template")
+    for b in bases:
+        if b.kind not in ("ew", "reduce"):
+            raise NotDerivable("the model returns an input or a view of one unchanged")
+        if b not in row and b.shape != shape:
+            raise NotDerivable("an output of another shape than the reduced tensor: no template")
+
+    exts = sorted({a for n in graph.nodes if n.kind in ("ew", "reduce") for a in n.inputs()
+                   if is_external(a)}, key=graph.nodes.index)
+    for e in exts:
+        if len(e.shape) > rank:
+            raise NotDerivable("an operand of higher rank than the reduced tensor")
+    materialise = [e for e in exts if e.shape != shape and not all(
+        merged_groups(shape, [expanded_strides(e, shape)], g) for g in groups)]
+    unit = [(g[-1] if g else None) for g in groups]
+
+    loads = {}
+    ptrs, strides = [], []
+    for k, e in enumerate(exts):
+        ptrs.append(f"in{k}_ptr")
+        s = [f"s{k}_o", f"s{k}_r", f"s{k}_i"]
+        strides += s
+        loads[e] = (f"tl.load(in{k}_ptr + pid_o * {s[0]} + offs_r[:, None] * {s[1]} + "
+                    f"offs_i[None, :] * {s[2]}, mask=mask, other=0.0).to(tl.float32)")
+    body: list[str] = []
+    given: dict[Node, str] = {}
+    order = graph.nodes
+    stop = is_external
+    for r in reds:
+        body += _reduce_loop(r, given, order, loads, stop)
+        given[r] = f"r{r.name[1:]}"
+        _rows_ready(graph, row, given, body)
+    outs = []
+    full = [b for b in bases if b not in row]
+    for k, b in enumerate(bases):
+        outs.append(f"out{k}_ptr")
+    if full:
+        body.append("    for r0 in tl.range(0, R, BLOCK_R, num_stages=STAGES):")
+        body.append("        offs_r = r0 + tl.arange(0, BLOCK_R)")
+        body.append("        mask = (offs_r[:, None] < R) & mask_i[None, :]")
+        names = codegen.emit(full, given, order, lambda n: loads[n], stop, body, "        ")
+        for k, b in enumerate(bases):
+            if b in full:
+                body.append(f"        tl.store(out{k}_ptr + pid_o * R * INNER + offs_r[:, None] * "
+                            f"INNER + offs_i[None, :], {names[b]}.to(out{k}_ptr.dtype.element_ty),"
+                            " mask=mask)")
+    for k, b in enumerate(bases):
+        if b in row:
+            if b not in given:
+                raise NotDerivable("a reduced output the template cannot compute")
+            body.append(f"    tl.store(out{k}_ptr + pid_o * INNER + offs_i[None, :], "
+                        f"{given[b]}.to(out{k}_ptr.dtype.element_ty), mask=mask_i[None, :])")
+    args = ", ".join(ptrs + outs + ["R", "INNER"] + strides)
+    kernel_src = template("reduction.py.tmpl").substitute(kernel=kernel, args=args,
+                                                          body="\n".join(body))
+    return Parts(doc=_doc(reds, dims), kernels=[kernel_src], tunables=list(TUNABLES),
+                 forward=_forward(graph, kernel, exts, materialise, bases, chains, row, shape,
+                                  dims, unit))
+
+
+def _row_nodes(graph: Graph) -> set[Node]:
+    row: set[Node] = set()
+    for n in graph.nodes:
+        if n.kind == "reduce":
+            row.add(n)
+        elif n.kind == "ew" and n.inputs() and all(a in row for a in n.inputs()):
+            row.add(n)
+    return row
+
+
+def _rows_ready(graph: Graph, row: set[Node], given: dict[Node, str], body: list[str]) -> None:
+    from evotui.seed.ops import expression, operand_text
+
+    for n in graph.nodes:
+        if n in row and n not in given and n.kind == "ew" and all(a in given for a in n.inputs()):
+            var = f"r{n.name[1:]}"
+            body.append(f"    {var} = {expression(n, [operand_text(a, given) for a in n.args])}")
+            given[n] = var
+
+
+def _reduce_loop(r: Node, given: dict[Node, str], order: list[Node], loads: dict[Node, str],
+                 stop) -> list[str]:
+    op, v = r.op, r.name[1:]
+    lines = []
+    if op in ("argmax", "argmin"):
+        lines += [f"    best{v} = tl.full([1, BLOCK_I], {_INIT[op]}, tl.float32)",
+                  f"    idx{v} = tl.zeros([1, BLOCK_I], tl.int64)"]
+    else:
+        lines.append(f"    acc{v} = tl.full([BLOCK_R, BLOCK_I], {_INIT[op]}, tl.float32)")
+    lines += ["    for r0 in tl.range(0, R, BLOCK_R, num_stages=STAGES):",
+              "        offs_r = r0 + tl.arange(0, BLOCK_R)",
+              "        mask = (offs_r[:, None] < R) & mask_i[None, :]"]
+    names = codegen.emit([r.args[0]], given, order, lambda n: loads[n], stop, lines, "        ")
+    x = names[r.args[0]]
+    if op == "sum":
+        lines.append(f"        acc{v} += tl.where(mask, {x}, 0.0)")
+        lines.append(f"    r{v} = tl.sum(acc{v}, axis=0)[None, :]")
+    elif op in ("max", "min"):
+        f = "tl.maximum" if op == "max" else "tl.minimum"
+        lines.append(f"        acc{v} = {f}(acc{v}, tl.where(mask, {x}, {_INIT[op]}))")
+        lines.append(f"    r{v} = tl.{op}(acc{v}, axis=0)[None, :]")
+    else:
+        pick, cmp = ("max", ">") if op == "argmax" else ("min", "<")
+        lines += [f"        masked{v} = tl.where(mask, {x}, {_INIT[op]})",
+                  f"        chunk{v} = tl.{pick}(masked{v}, axis=0)[None, :]",
+                  f"        at{v} = (tl.arg{pick}(masked{v}, axis=0) + r0).to(tl.int64)[None, :]",
+                  f"        better{v} = chunk{v} {cmp} best{v}",
+                  f"        best{v} = tl.where(better{v}, chunk{v}, best{v})",
+                  f"        idx{v} = tl.where(better{v}, at{v}, idx{v})",
+                  f"    r{v} = idx{v}"]
+    return lines
+
+
+def _forward(graph: Graph, kernel: str, exts: list[Node], materialise: list[Node],
+             bases: list[Node], chains: list[list[Node]], row: set[Node],
+             shape: tuple[int, ...], dims: list[int], unit: list) -> list[str]:
+    ops = Operands(graph)
+    lines: list[str] = []
+    tensors = []
+    for e in exts:
+        name = ops.name(e)
+        tensors.append((e, name))
+    lines += ops.lines
+    full_src = next((k for k, (e, _) in enumerate(tensors) if e.shape == shape), None)
+    for k, (e, name) in enumerate(tensors):
+        lines.append(f"a{k} = {name}.contiguous()")
+    if full_src is None:
+        raise NotDerivable("no input has the reduced tensor's full shape")
+    d0, d1 = dims[0], dims[-1]
+    lines += [f"shape = a{full_src}.shape",
+              f"outer = math.prod(shape[:{d0}])",
+              f"r = math.prod(shape[{d0}:{d1 + 1}])",
+              f"inner = math.prod(shape[{d1 + 1}:])"]
+    for k, e in enumerate(exts):
+        if e in materialise:
+            lines.append(f"a{k} = a{k}.expand(shape).contiguous()")
+    call = [f"a{k}" for k in range(len(exts))]
+    for k, b in enumerate(bases):
+        out_shape = _out_shape(b, shape, dims, row)
+        lines.append(f"y{k} = torch.empty({out_shape}, dtype={b.dtype}, device=a0.device)")
+        call.append(f"y{k}")
+    call += ["r", "inner"]
+    for k, _ in enumerate(exts):
+        st = f"a{k}.expand(shape).stride"
+        call += [f"{st}({u})" if u is not None else "0" for u in unit]
+    lines += ["block_i = min(BLOCK_INNER, triton.next_power_of_2(inner))",
+              "block_r = min(BLOCK_R, triton.next_power_of_2(r))",
+              "grid = (outer, triton.cdiv(inner, block_i))",
+              f"{kernel}[grid]({', '.join(call)}, BLOCK_R=block_r, BLOCK_I=block_i, "
+              "STAGES=NUM_STAGES, num_warps=NUM_WARPS)"]
+    results = []
+    for k, (b, chain) in enumerate(zip(bases, chains, strict=True)):
+        lines.extend(replay_chain(f"y{k}", b, chain))
+        results.append(chain[-1].name if chain else f"y{k}")
+    lines.append(f"return {', '.join(results)}")
+    return lines
+
+
+def _out_shape(b: Node, shape: tuple[int, ...], dims: list[int], row: set[Node]) -> str:
+    rank = len(shape)
+    if b not in row:
+        return "shape"
+    if len(b.shape) == rank:
+        return "(" + ", ".join("1" if d in dims else f"shape[{d}]" for d in range(rank)) + ",)"
+    if len(b.shape) == rank - len(dims):
+        kept = [f"shape[{d}]" for d in range(rank) if d not in dims]
+        return "(" + ", ".join(kept) + ("," if kept else "") + ")"
+    raise NotDerivable("a reduced output of a rank the template does not know")
+
+
+def _doc(reds: list[Node], dims: list[int]) -> str:
+    what = ", ".join(r.op for r in reds)
+    return (f"Derived from the reference: {what} over dimensions {dims}, fused with the\n"
+            "element-wise ops around them; the tensor is seen as (OUTER, R, INNER), one program\n"
+            "per outer index and BLOCK_INNER inner ones, R walked in BLOCK_R chunks once per\n"
+            "reduction, in fp32.\nKnobs: BLOCK_R, BLOCK_INNER, NUM_WARPS, NUM_STAGES.")

@@ -1,0 +1,359 @@
+"""Trace a task's ``Model`` to aten ops with ``torch.export`` and rewrite them into the
+seed graph (``graph.Node``): composite ops (softmax, layer norm, vector norms, variance …)
+become reductions and element-wise nodes; anything else stops with a one-line reason."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+import operator
+from typing import Any
+
+from evotui.seed.graph import Graph, Node, NotDerivable
+
+# aten name -> (seed op, number of tensor-or-scalar operands taken from args)
+_EW = {
+    "relu": 1, "sigmoid": 1, "tanh": 1, "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log1p": 1,
+    "expm1": 1, "sqrt": 1, "rsqrt": 1, "abs": 1, "neg": 1, "erf": 1, "sin": 1, "cos": 1,
+    "reciprocal": 1, "floor": 1, "ceil": 1, "sign": 1, "logical_not": 1, "isnan": 1,
+    "silu": 1, "mish": 1, "hardswish": 1, "hardsigmoid": 1, "round": 1, "trunc": 1,
+    "mul": 2, "div": 2, "maximum": 2, "minimum": 2, "eq": 2, "ne": 2, "gt": 2, "ge": 2,
+    "lt": 2, "le": 2, "logical_and": 2, "logical_or": 2, "pow": 2, "atan2": 2, "where": 3,
+    "fmod": 2, "remainder": 2,
+}
+_IDENTITY = {"clone", "alias", "detach", "lift_fresh_copy", "contiguous", "dropout"}
+_VIEWS = {"view", "_unsafe_view", "reshape", "permute", "t", "transpose", "unsqueeze",
+          "squeeze", "expand", "flatten", "unflatten"}
+_NO_TEMPLATE = {
+    "convolution": "convolutions", "convolution_backward": "convolutions",
+    "max_pool2d_with_indices": "pooling", "max_pool3d_with_indices": "pooling",
+    "avg_pool2d": "pooling", "avg_pool3d": "pooling", "adaptive_avg_pool2d": "pooling",
+    "_adaptive_avg_pool2d": "pooling", "cumsum": "scans", "cumprod": "scans",
+    "gather": "gathers", "index": "indexing", "scatter": "scatters", "embedding": "embeddings",
+    "_native_batch_norm_legit_functional": "training-mode batch norm",
+    "native_group_norm": "group norm", "_native_batch_norm_legit_no_training": "batch norm",
+    "sort": "sorting", "topk": "top-k", "arange": "index arithmetic (arange)",
+}
+
+
+def export_model(model: Any, inputs: list[Any]) -> Any:
+    import torch
+
+    for name in ("torch._subclasses.fake_tensor", "torch._dynamo", "torch.export",
+                 "torch.fx.experimental.symbolic_shapes"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    try:
+        ep = torch.export.export(model, tuple(inputs), strict=False)
+        return ep.run_decompositions()
+    except Exception as e:  # noqa: BLE001 - any tracing failure is a reason, not a crash
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise NotDerivable(f"the reference could not be traced ({type(e).__name__}: "
+                           f"{first[:160]})") from None
+
+
+def build_graph(model: Any, inputs: list[Any], allow_torch: tuple[str, ...] = ()) -> Graph:
+    """The seed graph of ``model`` called on ``inputs`` (small, real tensors)."""
+    ep = export_model(model, inputs)
+    return _Translator(ep, model, allow_torch).run(len(inputs))
+
+
+class _Translator:
+    def __init__(self, ep: Any, model: Any, allow_torch: tuple[str, ...]) -> None:
+        self.ep = ep
+        self.model = model
+        self.allow = {a.removeprefix("aten::").split(".")[0] for a in allow_torch}
+        self.nodes: list[Node] = []
+        self.env: dict[str, Any] = {}
+        self.count = 0
+
+    # -- helpers ---------------------------------------------------------------------------
+    def add(self, kind: str, op: str, args: tuple[Any, ...], like: Any = None,
+            shape: tuple[int, ...] | None = None, dtype: Any = None, **attrs: Any) -> Node:
+        import torch
+
+        if like is not None:
+            shape, dtype = tuple(like.shape), like.dtype
+        if shape is None:
+            shape = _broadcast([a.shape for a in args if isinstance(a, Node)])
+        if dtype is None:
+            tensors = [a for a in args if isinstance(a, Node)]
+            dtype = tensors[0].dtype if tensors else torch.float32
+        self.count += 1
+        node = Node(f"v{self.count}", kind, op, args, tuple(shape), dtype, dict(attrs))
+        self.nodes.append(node)
+        return node
+
+    def ew(self, op: str, *args: Any, like: Any = None, **attrs: Any) -> Node:
+        return self.add("ew", op, args, like=like, **attrs)
+
+    def reduce(self, op: str, x: Node, dims: list[int], keepdim: bool) -> Node:
+        rank = len(x.shape)
+        dims = sorted({d % rank for d in dims}) if dims else list(range(rank))
+        shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape)
+                      if keepdim or i not in dims)
+        import torch
+
+        dtype = torch.int64 if op in ("argmax", "argmin") else x.dtype
+        return self.add("reduce", op, (x,), shape=shape, dtype=dtype, dims=dims,
+                        keepdim=keepdim)
+
+    def mean(self, x: Node, dims: list[int], keepdim: bool, correction: float = 0.0) -> Node:
+        s = self.reduce("sum", x, dims, keepdim)
+        return self.add("ew", "div_count", (s,), shape=s.shape, dtype=s.dtype,
+                        correction=correction)
+
+    def var(self, x: Node, dims: list[int], keepdim: bool, correction: float) -> Node:
+        m = self.mean(x, dims, True)
+        d = self.ew("sub", x, m, like=None)
+        return self.mean(self.ew("mul", d, d), dims, keepdim, correction)
+
+    # -- translation -----------------------------------------------------------------------
+    def run(self, n_inputs: int) -> Graph:
+        import torch
+
+        specs = self.ep.graph_signature.input_specs
+        user = 0
+        for node, spec in zip(
+                [n for n in self.ep.graph.nodes if n.op == "placeholder"], specs, strict=True):
+            val = node.meta.get("val")
+            kind = spec.kind.name
+            if kind == "USER_INPUT":
+                if isinstance(val, torch.Tensor):
+                    self.env[node.name] = self.add("input", "input", (), like=val, index=user)
+                else:
+                    self.env[node.name] = val
+                user += 1
+            elif kind in ("PARAMETER", "BUFFER"):
+                self.env[node.name] = self.add("param", "param", (), like=val, fqn=spec.target)
+            else:
+                raise NotDerivable(f"the model holds a {kind.lower().replace('_', ' ')} "
+                                   "that is not a parameter or buffer")
+        outputs: list[Node] = []
+        for node in self.ep.graph.nodes:
+            if node.op == "call_function":
+                self.env[node.name] = self.call(node)
+            elif node.op == "output":
+                for value in node.args[0]:
+                    got = self.env.get(value.name) if hasattr(value, "name") else value
+                    if not isinstance(got, Node):
+                        raise NotDerivable("the model returns something other than tensors")
+                    outputs.append(got)
+        specs_out = self.ep.graph_signature.output_specs
+        if any(s.kind.name != "USER_OUTPUT" for s in specs_out):
+            raise NotDerivable("the model updates its buffers in forward (e.g. training-mode "
+                               "batch norm statistics)")
+        params = list(inspect.signature(self.model.forward).parameters)
+        return Graph(self.nodes, outputs, params, n_inputs)
+
+    def arg(self, a: Any) -> Any:
+        if hasattr(a, "name") and hasattr(a, "op"):
+            return self.env[a.name]
+        if isinstance(a, list | tuple):
+            return type(a)(self.arg(x) for x in a)
+        return a
+
+    def call(self, fx: Any) -> Any:
+        target = fx.target
+        args = [self.arg(a) for a in fx.args]
+        kwargs = {k: self.arg(v) for k, v in fx.kwargs.items()}
+        val = fx.meta.get("val")
+        if target is operator.getitem:
+            return args[0][args[1]]
+        name = getattr(target, "__name__", str(target)).split(".")[0]
+        if name in self.allow and name not in _IDENTITY:
+            return self.add("torch", name, tuple(a for a in args if isinstance(a, Node)),
+                            like=val, call=(target, fx.args, fx.kwargs))
+        method = getattr(self, f"op_{name}", None)
+        if method is not None:
+            return method(args, kwargs, val)
+        if name in _IDENTITY:
+            return args[0]
+        if name in _VIEWS:
+            return self.add("view", name, (args[0],), like=val, view_args=list(args[1:]))
+        if name in _EW:
+            operands = tuple(args[:_EW[name]])
+            return self.ew(name, *operands, like=val)
+        what = _NO_TEMPLATE.get(name)
+        hint = f"--allow-torch aten::{name}"
+        if what:
+            raise NotDerivable(f"aten::{name}: no template for {what}; pass --seed FILE or {hint}")
+        raise NotDerivable(f"aten::{name}: no template for this op; pass --seed FILE or {hint}")
+
+    # ops with arguments the templates need in another form
+    def op_add(self, a: list, kw: dict, val: Any) -> Node:
+        alpha = kw.get("alpha", 1)
+        b = a[1] if alpha == 1 else self.ew("mul", a[1], alpha)
+        return self.ew("add", a[0], b, like=val)
+
+    def op_sub(self, a: list, kw: dict, val: Any) -> Node:
+        alpha = kw.get("alpha", 1)
+        b = a[1] if alpha == 1 else self.ew("mul", a[1], alpha)
+        return self.ew("sub", a[0], b, like=val)
+
+    def op_rsub(self, a: list, kw: dict, val: Any) -> Node:
+        return self.ew("sub", a[1], a[0], like=val)
+
+    def op_div(self, a: list, kw: dict, val: Any) -> Node:
+        mode = kw.get("rounding_mode")
+        q = self.ew("div", a[0], a[1], like=val)
+        if mode is None:
+            return q
+        return self.ew("floor" if mode == "floor" else "trunc", q, like=val)
+
+    def op_clamp(self, a: list, kw: dict, val: Any) -> Node:
+        lo = a[1] if len(a) > 1 else kw.get("min")
+        hi = a[2] if len(a) > 2 else kw.get("max")
+        return self.ew("clamp", a[0], lo, hi, like=val)
+
+    def op_hardtanh(self, a: list, kw: dict, val: Any) -> Node:
+        return self.ew("clamp", a[0], a[1] if len(a) > 1 else -1.0, a[2] if len(a) > 2 else 1.0,
+                       like=val)
+
+    def op_leaky_relu(self, a: list, kw: dict, val: Any) -> Node:
+        return self.ew("leaky_relu", a[0], a[1] if len(a) > 1 else 0.01, like=val)
+
+    def op_elu(self, a: list, kw: dict, val: Any) -> Node:
+        alpha, scale, in_scale = (list(a[1:]) + [1.0, 1.0, 1.0])[:3]
+        return self.ew("elu", a[0], alpha, scale, in_scale, like=val)
+
+    def op_gelu(self, a: list, kw: dict, val: Any) -> Node:
+        approx = kw.get("approximate", a[1] if len(a) > 1 else "none")
+        return self.ew("gelu_tanh" if approx == "tanh" else "gelu", a[0], like=val)
+
+    def op_softplus(self, a: list, kw: dict, val: Any) -> Node:
+        beta, threshold = (list(a[1:]) + [1.0, 20.0])[:2] if len(a) > 1 else (1.0, 20.0)
+        return self.ew("softplus", a[0], beta, threshold, like=val)
+
+    def op_pow(self, a: list, kw: dict, val: Any) -> Node:
+        if isinstance(a[0], Node) and not isinstance(a[1], Node):
+            return self.ew("pow_scalar", a[0], float(a[1]), like=val)
+        return self.ew("pow", a[0], a[1], like=val)
+
+    def op__to_copy(self, a: list, kw: dict, val: Any) -> Node:
+        if val is not None and str(val.device) != "cpu" and str(val.device) != "meta":
+            raise NotDerivable("the model moves a tensor to another device")
+        return self.ew("cast", a[0], like=val)
+
+    def op_scalar_tensor(self, a: list, kw: dict, val: Any) -> Any:
+        return float(a[0])
+
+    def op_full_like(self, a: list, kw: dict, val: Any) -> Any:
+        return self.ew("fill", a[0], float(a[1]), like=val)
+
+    def op__softmax(self, a: list, kw: dict, val: Any) -> Node:
+        x, dim = a[0], a[1]
+        m = self.reduce("max", x, [dim], True)
+        e = self.ew("exp", self.ew("sub", x, m))
+        return self.ew("div", e, self.reduce("sum", e, [dim], True), like=val)
+
+    def op__log_softmax(self, a: list, kw: dict, val: Any) -> Node:
+        x, dim = a[0], a[1]
+        shifted = self.ew("sub", x, self.reduce("max", x, [dim], True))
+        lse = self.ew("log", self.reduce("sum", self.ew("exp", shifted), [dim], True))
+        return self.ew("sub", shifted, lse, like=val)
+
+    def op_sum(self, a: list, kw: dict, val: Any) -> Node:
+        dims = list(a[1]) if len(a) > 1 and a[1] is not None else []
+        keep = bool(a[2]) if len(a) > 2 else bool(kw.get("keepdim", False))
+        return self.reduce("sum", a[0], dims, keep)
+
+    def op_mean(self, a: list, kw: dict, val: Any) -> Node:
+        dims = list(a[1]) if len(a) > 1 and a[1] is not None else []
+        keep = bool(a[2]) if len(a) > 2 else bool(kw.get("keepdim", False))
+        return self.mean(a[0], dims, keep)
+
+    def _minmax(self, op: str, a: list, kw: dict) -> Any:
+        if len(a) == 1:
+            return self.reduce(op, a[0], [], False)
+        dims = list(a[1]) if isinstance(a[1], list | tuple) else [a[1]]
+        keep = bool(a[2]) if len(a) > 2 else bool(kw.get("keepdim", False))
+        return self.reduce(op, a[0], dims, keep)
+
+    def op_amax(self, a: list, kw: dict, val: Any) -> Node:
+        return self._minmax("max", a, kw)
+
+    def op_amin(self, a: list, kw: dict, val: Any) -> Node:
+        return self._minmax("min", a, kw)
+
+    def op_max(self, a: list, kw: dict, val: Any) -> Any:
+        if len(a) > 1 and isinstance(a[1], Node):
+            return self.ew("maximum", a[0], a[1], like=val)
+        if len(a) == 1:
+            return self._minmax("max", a, kw)
+        return (self._minmax("max", a, kw), self._minmax("argmax", a, kw))
+
+    def op_min(self, a: list, kw: dict, val: Any) -> Any:
+        if len(a) > 1 and isinstance(a[1], Node):
+            return self.ew("minimum", a[0], a[1], like=val)
+        if len(a) == 1:
+            return self._minmax("min", a, kw)
+        return (self._minmax("min", a, kw), self._minmax("argmin", a, kw))
+
+    def op_argmax(self, a: list, kw: dict, val: Any) -> Node:
+        if len(a) < 2 or a[1] is None:
+            raise NotDerivable("aten::argmax over all dimensions: no template; pass --seed FILE")
+        return self._minmax("argmax", a, kw)
+
+    def op_argmin(self, a: list, kw: dict, val: Any) -> Node:
+        if len(a) < 2 or a[1] is None:
+            raise NotDerivable("aten::argmin over all dimensions: no template; pass --seed FILE")
+        return self._minmax("argmin", a, kw)
+
+    def op_var(self, a: list, kw: dict, val: Any) -> Node:
+        dims = list(a[1]) if len(a) > 1 and a[1] is not None else []
+        correction = kw.get("correction", 1)
+        return self.var(a[0], dims, bool(kw.get("keepdim", False)),
+                        1.0 if correction is None else float(correction))
+
+    def op_linalg_vector_norm(self, a: list, kw: dict, val: Any) -> Node:
+        x = a[0]
+        order = float(a[1]) if len(a) > 1 else float(kw.get("ord", 2))
+        dims = list(a[2]) if len(a) > 2 and a[2] is not None else list(kw.get("dim") or [])
+        keep = bool(a[3]) if len(a) > 3 else bool(kw.get("keepdim", False))
+        ax = self.ew("abs", x)
+        if math.isinf(order):
+            return self.reduce("max" if order > 0 else "min", ax, dims, keep)
+        if order == 1:
+            return self.reduce("sum", ax, dims, keep)
+        if order == 2:
+            return self.ew("sqrt", self.reduce("sum", self.ew("mul", x, x), dims, keep))
+        powered = self.ew("pow_scalar", ax, order)
+        return self.ew("pow_scalar", self.reduce("sum", powered, dims, keep), 1.0 / order)
+
+    def op_native_layer_norm(self, a: list, kw: dict, val: Any) -> tuple[Node, None, None]:
+        x, normalized, w, b, eps = a[:5]
+        dims = list(range(len(x.shape) - len(normalized), len(x.shape)))
+        m = self.mean(x, dims, True)
+        d = self.ew("sub", x, m)
+        rstd = self.ew("rsqrt", self.ew("add", self.mean(self.ew("mul", d, d), dims, True), eps))
+        y = self.ew("mul", d, rstd)
+        if w is not None:
+            y = self.ew("mul", y, w)
+        if b is not None:
+            y = self.ew("add", y, b)
+        return (y, None, None)
+
+    def op_mm(self, a: list, kw: dict, val: Any) -> Node:
+        return self.add("mm", "mm", (a[0], a[1]), like=val)
+
+    def op_bmm(self, a: list, kw: dict, val: Any) -> Node:
+        return self.add("mm", "bmm", (a[0], a[1]), like=val)
+
+    def op_addmm(self, a: list, kw: dict, val: Any) -> Node:
+        beta, alpha = kw.get("beta", 1), kw.get("alpha", 1)
+        prod = self.add("mm", "mm", (a[1], a[2]), like=val)
+        if alpha != 1:
+            prod = self.ew("mul", prod, alpha)
+        bias = a[0] if beta == 1 else self.ew("mul", a[0], beta)
+        return self.ew("add", prod, bias, like=val)
+
+
+def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = rank - len(s) + i
+            out[j] = d if out[j] == 1 else out[j]
+    return tuple(out)
