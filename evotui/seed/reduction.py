@@ -88,10 +88,8 @@ def derive(graph: Graph, kernel: str) -> Parts:
         body += _reduce_loop(r, given, order, loads, stop)
         given[r] = f"r{r.name[1:]}"
         _rows_ready(graph, row, given, body)
-    outs = []
+    outs = [f"out{k}_ptr" for k in range(len(bases))]
     full = [b for b in bases if b not in row]
-    for k, b in enumerate(bases):
-        outs.append(f"out{k}_ptr")
     if full:
         body.append("    for r0 in tl.range(0, R, BLOCK_R, num_stages=STAGES):")
         body.append("        offs_r = r0 + tl.arange(0, BLOCK_R)")
@@ -180,7 +178,7 @@ def _forward(graph: Graph, kernel: str, exts: list[Node], materialise: list[Node
         tensors.append((e, name))
     lines += ops.lines
     full_src = next((k for k, (e, _) in enumerate(tensors) if e.shape == shape), None)
-    for k, (e, name) in enumerate(tensors):
+    for k, (_, name) in enumerate(tensors):
         lines.append(f"a{k} = {name}.contiguous()")
     if full_src is None:
         raise NotDerivable("no input has the reduced tensor's full shape")
