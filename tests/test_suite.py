@@ -182,6 +182,29 @@ def test_interrupted_suite_resumes_without_rerunning_finished_problems(tmp_path)
     assert f"suite: {out / 'suite.md'}" in stdout
 
 
+def test_a_killed_suite_resumes_its_running_problem(tmp_path):
+    env = {**os.environ, "EVOTUI_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}
+    env.pop("OLLAMA_HOST", None)
+    out = tmp_path / "suite"
+    command = ["suite", str(SAMPLES / "add_gelu"), "--budget", "4", "--device", "cpu",
+               "--out", str(out)]
+    first = _evotui(*command, env=env)
+    deadline = time.monotonic() + 150
+    while not (out / "add_gelu" / "checkpoint.json").exists():  # the seed is judged
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.05)
+    first.kill()  # no handler runs: only what is already on disk survives
+    first.communicate(timeout=30)
+    (p,) = json.loads((out / "suite.json").read_text())["problems"]
+    assert p["status"] == "running" and p["attempts"] == 1
+    second = _evotui(*command, env=env)
+    stdout, stderr = second.communicate(timeout=170)
+    assert second.returncode == 0, stdout + stderr
+    (p,) = json.loads((out / "suite.json").read_text())["problems"]
+    assert p["status"] == "accepted" and p["evaluations"] == 4 and p["attempts"] == 2
+    assert [e["resumed"] for e in _run_started(out / "add_gelu")] == [False, True]
+
+
 # ---- the user's mistakes ------------------------------------------------------------------
 
 def _cli(*args: str) -> tuple[int, str]:
