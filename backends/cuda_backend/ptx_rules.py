@@ -5,7 +5,7 @@ The source rules (``static_rules.py``) read the text before the preprocessor: ``
 token pasting (``##``), line splices, digraphs, a namespace-scope variable that
 ``-default-device`` makes a ``__device__`` one, ``__device__ int n{0};``, a
 ``const_cast`` of a ``static const`` table, string concatenation inside ``asm(...)``... all
-got past them (red team, CUDA round 1). Here, on the compiled module:
+got past them. Here, on the compiled module:
 
 - **no clock**: the special registers ``%globaltimer*``, ``%clock*``, ``%pm0..7`` and
   ``%gridid`` (a per-launch counter) are never read;

@@ -1,7 +1,7 @@
 """Bounds on what a kernel may touch under Triton's CPU interpreter.
 
 There a pointer is a host address and a load or store is a raw memory access in the worker
-process: a kernel could read or rewrite any Python object (red team round 9 rewrote the
+process: a kernel could read or rewrite any Python object (a candidate rewrote the
 interned name the op policy looked up, so ``torch.softmax`` passed as an allowed cast).
 On a GPU a pointer reaches device memory only. Here every active lane of a load, store or
 atomic must fall inside the storage of one of the launch's tensor arguments (what the

@@ -2,7 +2,7 @@
 own globals, after copying its own globals into them where the module lacks a name
 (`FunctionRewriter._compile_and_exec`): after the first launch a candidate's module held
 `np`, `inspect`, `time`, and a class body or a later top-level line read them by bare name
-(red-team rounds 7, 17, 18: numpy computed the answer; `inspect` ran a shell). Here the
+(numpy computed the answer; `inspect` ran a shell). Here the
 rewritten kernel runs in a copy of the module's globals instead: the kernel sees the same
 names as before, and the module gains none. In that copy, names bound to Triton builtins
 (`triton_cast = tl.cast`) call them as the interpreter does (`_builtin_aliases`).

@@ -3,7 +3,7 @@
 In Triton 3.9 ``triton.language.extra.libdevice``'s functions are empty stubs under the
 interpreter (they return None) and the CUDA module's need an extern call the interpreter
 does not implement, so honest kernels using ``libdevice.tanh``, ``erf`` or ``rsqrt`` failed
-on the CPU and ran on a GPU (round-21 honest sweep: Liger's RMSNorm, an erf GELU). Here the
+on the CPU and ran on a GPU (Liger's RMSNorm, an erf GELU). Here the
 common elementwise functions compute in numpy, in fp64, and round to the argument's type
 (bf16 through its bit patterns, as the interpreter stores it).
 """

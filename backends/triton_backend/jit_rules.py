@@ -1,5 +1,5 @@
 """Static rules on what becomes a Triton kernel, and on names no line of the file binds
-(a seventh red-team round). Part of static_rules.check_source.
+Part of static_rules.check_source.
 
 Under the CPU interpreter a kernel is the Python source of the function that ``triton.jit``
 wrapped, run with the op policy suspended; the kernel rules (kernel_rules) check the bodies

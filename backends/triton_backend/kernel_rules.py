@@ -65,7 +65,7 @@ def check_kernel_bodies(tree: ast.Module, aliases: dict[str, str]) -> StaticIssu
 
 
 def _check_jit_names_bound_once(tree: ast.Module, own: set[str]) -> StaticIssue | None:
-    """Round 21: a kernel calls whatever its module holds under a name when it runs. A jit
+    """A kernel calls whatever its module holds under a name when it runs. A jit
     function's name bound again (a second `def`, a class, a loop variable) handed kernels
     plain Python, which computed the softmax in numpy on the loaded block's array under the
     CPU interpreter. Each name a kernel may call is bound once in the whole file."""
@@ -100,7 +100,7 @@ def block_methods() -> frozenset[str]:
 
 def _check_kernel_value(node: ast.AST, kernel: str, roots: set[int],
                         aliases: dict[str, str]) -> StaticIssue | None:
-    """Round 17: `(torch.softmax,)[0](...)` in a kernel body called torch on the numpy array
+    """`(torch.softmax,)[0](...)` in a kernel body called torch on the numpy array
     under a loaded block: calls only by name or dotted name, no other module than triton's
     (and `math`'s constants) as a value, no interpreter internals."""
     line = getattr(node, "lineno", 0)
@@ -117,7 +117,7 @@ def _check_kernel_value(node: ast.AST, kernel: str, roots: set[int],
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name) and node.func.value.id not in aliases
             and node.func.attr not in block_methods()):
-        # `S.copy_(X.softmax(1))` on a tensor handed over as a constexpr (round 18)
+        # `S.copy_(X.softmax(1))` on a tensor handed over as a constexpr
         return StaticIssue(reasons.FORBIDDEN_CALL, f"`{ast.unparse(node.func)}()` {where}: "
                            "a block's methods are triton's (`x.to`, `x.reshape`, ...)", line)
     if isinstance(node, ast.Attribute) and node.attr in INTERPRETER_INTERNALS:
@@ -129,7 +129,7 @@ def _check_kernel_value(node: ast.AST, kernel: str, roots: set[int],
 def _check_parameter_notes(kernel: ast.FunctionDef, aliases: dict[str, str],
                            rebound: frozenset[str]) -> StaticIssue | None:
     """A kernel parameter's annotation is triton's (`tl.constexpr`, a dtype), a plain type
-    or a string: Triton prints it while it builds the kernel (round 17: an object's
+    or a string: Triton prints it while it builds the kernel (an object's
     `__str__` ran there, unwatched)."""
     args = kernel.args
     for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:

@@ -5,8 +5,8 @@ static rules forbid touching private attributes or assigning into modules). On a
 a kernel launch is in progress the torch op policy is suspended, because Triton's own launch
 path (and the autotuner's benchmarking) use torch internally. Under the CPU interpreter the
 policy stays on through the launch and the tuners, suspended only while Triton copies the
-arguments to the host and back (round 18: the launch touched candidate objects in more
-places than any argument check covered). The
+arguments to the host and back (the launch touches candidate objects in more places than
+any argument check covers). The
 candidate's own code that Triton calls back during a launch — a grid callable,
 ``triton.heuristics`` values, autotune hooks and config pruning — runs with the policy
 active again (else ``grid=lambda meta: (torch.softmax(x, -1), (1,))[1]`` would compute the
@@ -113,7 +113,7 @@ def check_kernel_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
                                           "tl.constexpr: pass tensors as pointers")
             check(value.value, where)
         elif kind is TensorWrapper:  # triton.reinterpret(x, dtype)
-            # the dtype is hashed and printed as the launch specialises (round 17)
+            # the dtype is hashed and printed as the launch specialises
             if type(value.dtype) not in plain or type(value.dtype) in (str, int, float, bool):
                 raise KernelArgumentError(f"kernel argument {where}: `triton.reinterpret` to a "
                                           f"`{type(value.dtype).__name__}`, not a dtype")
@@ -150,7 +150,7 @@ def torch_tensor() -> type:
 def check_constexpr_arguments(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """A `tl.constexpr` parameter gets a value, not a tensor: the interpreter hands it to the
     body as the Python object, whose methods (`S.copy_(X.softmax(1))`) then ran with the
-    policy suspended (round 18)."""
+    policy suspended."""
     fn = vars(kernel).get("fn")
     params = vars(kernel).get("params")
     if params is not None:  # a JITFunction
@@ -199,7 +199,7 @@ def check_grid(grid: Any) -> Any:
 
 def check_tuner(tuner: Any) -> None:
     """What an autotuner or a heuristics wrapper iterates, hashes and calls while the launch
-    runs (round 17, 18): names are strings (`key=`, `reset_to_zero=`, `restore_value=`,
+    runs: names are strings (`key=`, `reset_to_zero=`, `restore_value=`,
     heuristics' names), configs are `triton.Config`s of plain values (a duck-typed config's
     `all_kwargs`, or a frozen dataclass value's generated `__hash__` reading a property ran
     unwatched), the containers are exact builtins (a `dict` subclass's `items`)."""
@@ -461,8 +461,8 @@ class LaunchRecorder:
         rewriter.rewrite_ast = rewrite_ast
 
     def _suspend_only_for_copies(self) -> None:
-        """Under the interpreter a launch runs with the policy watching (round 18: Triton's
-        launch touched candidate objects in more places than any check covered); suspended
+        """Under the interpreter a launch runs with the policy watching (Triton's
+        launch touches candidate objects in more places than any check covers); suspended
         only while Triton copies the arguments to the host and back (its own torch ops)."""
         from triton.runtime import interpreter
 
@@ -481,7 +481,7 @@ class LaunchRecorder:
             if recheck:
                 # (executor, args_dev, args_hst, kwargs, kwargs_hst): the grid callable and the
                 # body ran since the launch checked the arguments, and could rebuild one in
-                # place (`desc.__init__(probe, ...)`: round 19); Triton now reads them unwatched
+                # place (`desc.__init__(probe, ...)`); Triton now reads them unwatched
                 check_kernel_arguments(tuple(args[1]), dict(args[3]))
             recorder._suspend()
             try:
@@ -517,7 +517,7 @@ class LaunchRecorder:
         """``fn`` (the candidate's, called by Triton during a launch) run with the policy
         fully active; idempotent."""
         # already ours: a function with our wrapper's code (an attribute would do for a mark,
-        # but a candidate class can set one: round 17)
+        # but a candidate class can set one)
         if not callable(fn) or (type(fn) is types.FunctionType
                                 and fn.__code__ is _watched_code()):
             return fn
@@ -611,7 +611,7 @@ def _watching(recorder: LaunchRecorder | None, fn: Callable[..., Any]) -> Callab
     """``fn`` wrapped to run with the policy fully active (what ``candidate_code`` gives)."""
 
     # no functools.wraps: it reads the candidate object's attributes (a `__doc__` property
-    # ran there, unwatched: round 18)
+    # ran there, unwatched)
     def watched(*args: Any, **kwargs: Any) -> Any:
         if recorder is None:
             return fn(*args, **kwargs)

@@ -18,7 +18,7 @@ from evotui.eval import reasons
 
 # modules a candidate may hold as a value (`libdevice = tl.extra.cuda.libdevice`): Triton's
 # language and math. Any other module as a value (`T = torch`, `[torch][0]`, a default, a
-# return) makes a chain the path rules never see: `T.package.sys_importer` (round 14).
+# return) makes a chain the path rules never see: `T.package.sys_importer`.
 MODULE_VALUES_ALLOWED = ("triton.language", "math")
 
 
@@ -68,7 +68,7 @@ def _hasattr_subjects(tree: ast.Module) -> set[int]:
 def module_name(path: str) -> str | None:
     """The real name of the module a dotted name of an allowed import resolves to (in this
     process: the parent, where no candidate code runs), or None for anything else.
-    (`tl.core.ir` is `triton._C.libtriton.ir`: round 17's walk.)"""
+    (`tl.core.ir` is `triton._C.libtriton.ir`.)"""
     value = resolve(path)
     return value.__name__ if isinstance(value, types.ModuleType) else None
 
@@ -114,7 +114,7 @@ def reachable_modules(allowed_imports: frozenset[str]) -> frozenset[str]:
                     if held_as_value and (private_module(value.__name__) or not
                                           value.__name__.startswith(MODULE_VALUES_ALLOWED)):
                         # a module a candidate may hold as a value (`C = tl.core`) holding
-                        # one no path rule sees (`C.ir` is triton._C's: round 17)
+                        # one no path rule sees (`C.ir` is triton._C's)
                         escapes.add(attr)
                     # `tl.random`, `tl.math` name triton's own modules: those stay usable
                     (ours if value.__name__.split(".")[0] in roots else found).add(attr)
@@ -127,7 +127,7 @@ IMPORT_MACHINERY = ("importlib", "_frozen_importlib", "zipimport", "pkgutil")
 
 
 def _leads_to_modules(value: object) -> bool:
-    """A dict of modules (round 15: `tl.extra.modules` is `sys.modules`, left there by
+    """A dict of modules (`tl.extra.modules` is `sys.modules`, left there by
     `from sys import modules`) or a piece of the import machinery (a spec, a loader, a
     finder, `module_from_spec`): any module one step away."""
     if isinstance(value, dict):

@@ -1,6 +1,6 @@
 """Who `self` and `ctx` are, for the rules that let a candidate assign through them (part
 of static_rules.check_source). `self.x = v` patches nothing only when `self` is an instance
-of the file's own class; round 20 called a method through its class with `torch.Tensor` as
+of the file's own class; a method called through its class with `torch.Tensor` as
 `self` (and an autograd Function's `ctx` as `torch.Tensor`) and set `Tensor.new_empty`.
 """
 
@@ -39,7 +39,7 @@ def ctx_fields(tree: ast.Module, aliases: dict[str, str]) -> frozenset[int]:
         names = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
         if names & {"setup_context", "apply"}:
             # with `setup_context`, torch calls `forward` without a context (its first
-            # argument is whatever `.apply` got); an own `apply` is any method (round 20)
+            # argument is whatever `.apply` got); an own `apply` is any method
             continue
         for fn in cls.body:
             args = fn.args.posonlyargs + fn.args.args if isinstance(fn, ast.FunctionDef) else []
@@ -47,7 +47,7 @@ def ctx_fields(tree: ast.Module, aliases: dict[str, str]) -> frozenset[int]:
                 continue
             if sum(name == "ctx" for name, _ in bindings(fn)) > 1:
                 # `ctx = cls`, a nested `def put(ctx, f)`, `for ctx in ...`: another object
-                continue  # (round 19: `ctx.detach = f` patched torch.Tensor)
+                continue  # (`ctx.detach = f` patched torch.Tensor)
             for node in ast.walk(fn):
                 if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
                         and isinstance(node.value, ast.Name) and node.value.id == "ctx"):
@@ -58,7 +58,7 @@ def ctx_fields(tree: ast.Module, aliases: dict[str, str]) -> frozenset[int]:
 def trusted_selves(tree: ast.Module) -> frozenset[int]:
     """The `self` names that are an instance of the file's own class: inside a method defined
     directly in a class body, not a static or class method, whose first parameter is `self`
-    and is never rebound (round 20: a top-level `def put(self, f): self.x = f` called on
+    and is never rebound (a top-level `def put(self, f): self.x = f` called on
     torch.Tensor patched it). Calling such a method through the class with another first
     argument is refused (static_rules)."""
     ids: set[int] = set()
@@ -92,7 +92,7 @@ def trusted_root(target: ast.expr, trusted: frozenset[int] | None) -> bool:
 
 
 def check_unbound_method_calls(tree: ast.Module, trusted: frozenset[int]) -> StaticIssue | None:
-    """`Own.method(obj, ...)` runs the method with `self` = obj (round 20: `Patch.put(
+    """`Own.method(obj, ...)` runs the method with `self` = obj (`Patch.put(
     torch.Tensor, f)` set `torch.Tensor.new_empty`): an instance method read through its
     class only as a call on `self` (`Base.__init__(self)`, `Base.forward(self, x)`)."""
     methods: dict[str, set[str]] = {}

@@ -1,4 +1,4 @@
-"""Static rules on the names a candidate binds and reads (red-team round 17). Part of
+"""Static rules on the names a candidate binds and reads. Part of
 static_rules.check_source.
 
 - **Dunders are not the candidate's to define.** Python calls them implicitly, and Triton's
@@ -80,7 +80,7 @@ def check_names(tree: ast.Module) -> StaticIssue | None:
                 isinstance(t, ast.Name) and t.id == "__doc__"
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
                 and not (isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))):
-            # `__doc__ = property(f)`: read by functools.wraps where nothing watched (round 18)
+            # `__doc__ = property(f)`: read by functools.wraps where nothing watched
             return StaticIssue(reasons.FORBIDDEN_CONSTRUCT, "`__doc__` bound to something "
                                "other than a string", n.lineno)
         if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and _is_dunder(n.id)
@@ -124,7 +124,7 @@ def check_globals(tree: ast.Module) -> StaticIssue | None:
             if scope.get_type() == "class" and not sym.is_free() and (
                     not (sym.is_assigned() or sym.is_imported()) or name in injected):
                 # a class body reads what it does not bind from globals — and a name it does
-                # bind, before that line (`lib = np; np = None`: round 18)
+                # bind, before that line (`lib = np; np = None`)
                 reads_global = True
             if not reads_global or name in module_bound or name in BUILTIN_NAMES:
                 continue
@@ -137,7 +137,7 @@ def check_globals(tree: ast.Module) -> StaticIssue | None:
 
 def _read_before_bound(tree: ast.Module, injected: frozenset[str]) -> StaticIssue | None:
     """At module level, a name the interpreter would put into the module read before the
-    file binds it (a kernel launched at import, then `lib = np`: round 18)."""
+    file binds it (a kernel launched at import, then `lib = np`)."""
     bound: set[str] = set()
     for stmt in tree.body:
         for node in _module_level_nodes(stmt):

@@ -39,7 +39,7 @@ def harness_code() -> dict[str, int]:
     if interpreter is not None:
         classes += [interpreter.InterpretedFunction, interpreter.GridExecutor,
                     interpreter.FunctionRewriter, interpreter.ASTTransformer]
-    try:  # rebuilt by the interpreter with the policy suspended (round 20: a `base` property,
+    try:  # rebuilt by the interpreter with the policy suspended (a `base` property,
         # a new name on the class; `validate_block_shape` replaced in its module)
         import triton.tools.tensor_descriptor as descriptors
 

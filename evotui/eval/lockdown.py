@@ -1,10 +1,14 @@
-"""What the candidate worker takes from candidate code before any of it loads (round 12).
+"""What the candidate worker takes from candidate code before any of it loads.
+
+The sandbox lets a candidate write only its scratch folder; these keep what it may write
+there from reaching the verdict:
 
 - File-backed storage: ``torch.UntypedStorage.from_file(path, shared=True, n)`` (and every
-  typed storage's, and ``torch.from_file``) maps any file writable. Reached from
-  ``__init__``, where no op policy runs, it let a candidate rewrite the outputs the worker
-  had dumped for the judge and the task file the judge computes references from. The
-  static rules ban the names; here the functions themselves refuse.
+  typed storage's, and ``torch.from_file``) maps a file writable. In the scratch folder
+  lie the outputs the worker dumps for the judge (hashed as written) and the compiler's
+  cache (a kernel binary written there would run instead of the checked text). Reached
+  from ``__init__``, where no op policy runs. The static rules ban the names; here the
+  functions themselves refuse.
 - Printing a tensor, or switching the dispatch modes off: the op policy saw nothing while
   ``str(x)`` handed the host every value, or torch computed the answer inside
   ``_disable_current_modes`` (``op_policy.watch_escapes``).

@@ -102,10 +102,10 @@ def watch_escapes() -> None:
     """Make the ways around an active policy violations, once per process (the candidate
     worker's ``lockdown``):
     - a tensor printed: torch formats values with dispatch modes off, so ``str(x)``,
-      ``repr``, ``format`` and f-strings read every value on the host unseen (round 12: a
+      ``repr``, ``format`` and f-strings read every value on the host unseen (a
       whole softmax computed in Python from ``str`` of an int view);
-    - the modes switched off (``_disable_current_modes``, reached through a module alias in
-      round 14): whatever torch computes inside is not seen;
+    - the modes switched off (``_disable_current_modes``, reachable through a module
+      alias): whatever torch computes inside is not seen;
     - a thread started: the mode is per thread."""
     import _thread
     import threading
@@ -119,7 +119,7 @@ def watch_escapes() -> None:
         python_dispatch._disable_current_modes, "the op policy switched off "
         "(_disable_current_modes)")
     # the policy watches one thread: torch run in another, joined before forward returns,
-    # was unseen and left no thread behind (round 15)
+    # was unseen and left no thread behind
     thread_started = "a thread started in forward (the op policy watches only its own)"
     threading.Thread.start = _watched(threading.Thread.start, thread_started)
     _thread.start_new_thread = _watched(_thread.start_new_thread, thread_started)
@@ -170,7 +170,7 @@ class OpPolicy(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
         # from the C++ schema, a new string each time: the packet's __name__ is an interned
         # str a candidate's literal shares, and under Triton's interpreter a kernel can
-        # rewrite its bytes (round 9: `_softmax` disguised as `_to_copy`)
+        # rewrite its bytes (`_softmax` disguised as `_to_copy`)
         name = func._schema.name.partition("::")[2]
         if any(t not in PLAIN_TENSOR_TYPES for t in types):
             # a Tensor subclass's own __torch_dispatch__ would run with this mode popped:

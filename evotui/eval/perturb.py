@@ -2,10 +2,10 @@
 
 Before each timed call the set it will use gets entirely new values (``changed_seed``: the
 task's own generator, so values stay in its domain), written through another tensor on the
-same storage (``write_quietly``: no version counter moves). Until session 5 one element
-changed per call: a GEMM could then recompute only the row blocks that changed since it last
-saw the tensor, with every output right (red team rounds 10 and 11); with all values new,
-no cache, patch or incremental update gains anything.
+same storage (``write_quietly``: no version counter moves). With one element changed per
+call, a GEMM could recompute only the row blocks that changed since it last saw the tensor,
+with every output right; with all values new, no cache, patch or incremental update gains
+anything.
 
 ``perturb`` remains for the value-cache rounds' "one element changed" kind: one element of
 every floating-point input takes the value of another element of the same tensor, a pure
@@ -65,7 +65,7 @@ def perturb(inputs: list[Any], seed: int, index: int) -> None:
     for t in inputs:
         if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1:
             target, source = rng.randrange(t.numel()), rng.randrange(t.numel())
-            alias = _alias(t)  # round 9: a moved version counter told these calls apart
+            alias = _alias(t)  # a moved version counter told these calls apart
             alias[_unravel(target, tuple(t.shape))] = alias[_unravel(source, tuple(t.shape))]
 
 

@@ -8,8 +8,8 @@ Before each prepared call (warm-up and sampled; ``prepare``), outside the timed 
 - the next set gets entirely new values (``perturb.changed_seed``), no version counter
   moving.
 
-Not only the last timed call is judged (red team round 9: a candidate told the prepared
-calls from the timer's others and computed half the rows in them): on the CPU every one of
+Not only the last timed call is judged (a candidate told the prepared calls from the
+timer's others and computed half the rows in them): on the CPU every one of
 the few; on a GPU one prepared call picked at random (``Audit``).
 """
 
@@ -126,7 +126,7 @@ class TimedCalls:
 class ValueRounds:
     """The calls of the value-cache guard (``CudaTimer.fresh_vs_same``): new values, the same
     values written again, those with one element changed. Like the timed calls, consecutive
-    calls use different input sets (round 10: a GEMM recomputed only the changed row blocks
+    calls use different input sets (a GEMM recomputed only the changed row blocks
     when its input was another tensor than the previous call's, and computed everything when
     the same tensor came twice — as it did here, so the guard never saw the patching).
     Each set's values at its last call are kept as (seed, perturbations), so "the same

@@ -1,7 +1,7 @@
 """The model's weights may not change while it is timed.
 
 A kernel can write into the tensors it is given; into the task's weights, a low bit flipped
-per call is a counter that survives between calls (red team round 9: laundered past the CUDA
+per call is a counter that survives between calls (laundered past the CUDA
 C rules' read-only check, then "odd calls compute half the rows"), within tolerance of the
 reference. Before every prepared call and after the last, every parameter is compared with
 a copy taken before timing, bit for bit, on the device (no host sync: the result is read
