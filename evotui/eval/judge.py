@@ -166,7 +166,8 @@ class Judge:
             n = int(over.sum())
             raise Reject(mismatch_reason,
                          f"{label}: {n} of {got.numel()} elements beyond tolerance "
-                         f"(max abs err {max_abs:.3g}, atol {atol:g}, rtol {rtol:g})",
+                         f"(max abs err {max_abs:.3g}, atol {atol:g}, rtol {rtol:g}); worst: "
+                         + _worst_elements(torch, g, r, torch.where(over, diff - limit, -1.0)),
                          {"max_abs_err": max_abs, "bad_elements": n})
 
     def _check_inputs(self, metas: list[dict[str, Any]], pristine: list[Any], what: str) -> None:
@@ -479,3 +480,21 @@ def _blob_paths(report: dict[str, Any]) -> list[str | None]:
     if not isinstance(blobs, list):
         return []
     return [b if isinstance(b, str) else None for b in blobs]
+
+
+def _worst_elements(torch: Any, got: Any, ref: Any, excess: Any, k: int = 3) -> str:
+    """The ``k`` elements furthest beyond tolerance, with their indices: what a model needs
+    to see where its kernel goes wrong (an edge, a stride, one row)."""
+    flat = excess.flatten()
+    top = torch.topk(flat, min(k, flat.numel())).indices.tolist()
+    shape = tuple(got.shape)
+    items = []
+    for i in top:
+        index, rest = [], int(i)
+        for size in reversed(shape):
+            index.append(rest % size)
+            rest //= size
+        where = ", ".join(map(str, reversed(index)))
+        items.append(f"[{where}] got {float(got.flatten()[i]):.6g}, "
+                     f"expected {float(ref.flatten()[i]):.6g}")
+    return "; ".join(items)
