@@ -109,7 +109,7 @@ def test_a_folder_gives_its_tasks_in_natural_order(tmp_path):
         discover([str(tmp_path / "nope")])
 
 
-def test_a_list_file_names_tasks_and_seeds(tmp_path):
+def test_a_list_file_names_tasks_and_seeds(tmp_path, monkeypatch):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "task.py").write_text("")
     (tmp_path / "b.py").write_text("")
@@ -119,6 +119,12 @@ def test_a_list_file_names_tasks_and_seeds(tmp_path):
     problems = discover([str(listing)])
     assert [(p.name, p.seed) for p in problems] == [
         ("a", None), ("b", str((tmp_path / "my_seed.py").resolve()))]  # the repeat is dropped
+    # written from the current folder (`ls level1/*.py > /tmp/list`): found there too
+    elsewhere = tmp_path / "lists"
+    elsewhere.mkdir()
+    monkeypatch.chdir(tmp_path)
+    (elsewhere / "l.txt").write_text("b.py\n")
+    assert [p.task for p in discover([str(elsewhere / "l.txt")])] == [str(tmp_path / "b.py")]
     listing.write_text("a\nmissing.py\n")
     with pytest.raises(SpecError, match=r"problems.txt:2: task not found"):
         discover([str(listing)])

@@ -24,7 +24,8 @@ PROBLEMS are task files, folders, or list files:
   - any other folder gives every *.py task in it and every sub-folder holding a
     task.py, in natural order (2_x before 10_x);
   - a list file (not *.py) names one task per line, optionally followed by a seed
-    file (`TASK [SEED]`, relative to the list, # comments).
+    file (`TASK [SEED]`, relative to the list or to the current folder, #
+    comments).
 
 Each problem gets --budget evaluated children (the seed does not count) and/or
 --time-budget of wall time, and leaves a run directory DIR/NAME that the TUI opens

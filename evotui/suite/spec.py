@@ -5,7 +5,8 @@ A folder that holds a ``task.py`` is one problem, as for ``evotui run``. Any oth
 gives every task file in it (``*.py`` other than seed files and names starting with ``_``)
 and every sub-folder that holds a ``task.py``, in natural order (``2_`` before ``10_``).
 A list file (any file not ending in ``.py``) names one task per line, optionally followed
-by a seed file; paths are relative to the list file, ``#`` starts a comment.
+by a seed file; paths are relative to the list file (or else to the current folder), ``#``
+starts a comment.
 """
 
 from __future__ import annotations
@@ -101,6 +102,15 @@ def _folder_problems(folder: Path) -> list[tuple[Path, Path | None]]:
     return [(p, None) for p in sorted(found, key=lambda p: natural_key(p.name))]
 
 
+def _listed(listing: Path, word: str) -> Path:
+    """A path in a list file: relative to the list's folder, else to the current one."""
+    p = Path(word).expanduser()
+    if p.is_absolute():
+        return p
+    beside = listing.parent / p
+    return beside if beside.exists() or not p.exists() else p
+
+
 def _list_problems(listing: Path) -> list[tuple[Path, Path | None]]:
     try:
         lines = listing.read_text().splitlines()
@@ -113,8 +123,8 @@ def _list_problems(listing: Path) -> list[tuple[Path, Path | None]]:
             continue
         if len(words) > 2:
             raise SpecError(f"{listing}:{n}: expected `TASK [SEED]`, got {line.strip()!r}")
-        task = (listing.parent / words[0]).expanduser()
-        seed = (listing.parent / words[1]).expanduser() if len(words) == 2 else None
+        task = _listed(listing, words[0])
+        seed = _listed(listing, words[1]) if len(words) == 2 else None
         if not task.exists():
             raise SpecError(f"{listing}:{n}: task not found: {task}")
         if seed is not None and not seed.is_file():
