@@ -290,3 +290,14 @@ def test_problems_run_at_once_on_a_dask_cluster(home, tmp_path):
     for p in data["problems"]:
         assert set(p["device"].split(", ")) == set(pool.devices) and len(pool.devices) == 2
         assert (tmp_path / "suite" / p["run_dir"] / "report.json").is_file()
+
+
+def test_the_default_folder_is_the_same_for_the_same_problems(home):
+    from evotui.suite.cli import _default_out
+
+    args = (SAMPLES / "softmax",)
+    one = _default_out(args, discover([str(a) for a in args]))
+    assert one == _default_out(args, discover([str(a) for a in args]))
+    assert one.parent == home / "suites" and one.name.startswith("softmax-")
+    other = (SAMPLES / "row_sum",)
+    assert _default_out(other, discover([str(a) for a in other])) != one
