@@ -142,8 +142,10 @@ def markdown(settings: SuiteSettings, results: list[ProblemResult]) -> str:
         if s["na"].get(base):
             lines.append(f"\nAgainst {label}: n/a ({s['na'][base]}).")
         elif s["unmeasured"][base]:
-            lines.append(f"\nAgainst {label}: {s['unmeasured'][base]} accepted problems have "
-                         "no measured speedup and count as not faster.")
+            missing = [f"{r.name} ({speedup_na(r, base)})" for r in results
+                       if speedup_na(r, base)]
+            lines.append(f"\nAgainst {label}, without a measured speedup (counted as not "
+                         f"faster): {', '.join(missing)}.")
     lines += ["", "## Problems", "",
               "| problem | status | seed | vs eager | vs torch.compile | % of roofline | "
               "evaluations | run directory |",
@@ -163,5 +165,6 @@ def markdown(settings: SuiteSettings, results: list[ProblemResult]) -> str:
         lines += [f"- {x['name']}: {', '.join(x['ops'])}"
                   + (" (--allow-torch)" if x["from_option"] else " (the task's EVOTUI)")
                   for x in s["allow_torch"]]
-    lines += ["", "Each run directory opens in the TUI: `evotui run --resume DIR` (add `--headless` to continue it without the TUI)."]
+    lines += ["", "Each problem's run directory lies beside this file and opens in the TUI: "
+              "`evotui run --resume SUITE/NAME` (`--headless` continues it without the TUI)."]
     return "\n".join(lines) + "\n"
