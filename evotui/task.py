@@ -26,7 +26,7 @@ import contextlib
 import hashlib
 import types
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +59,10 @@ class TaskRef:
     seed_path: Path | None = None
     meta: TaskMeta = field(default_factory=lambda: TaskMeta(name="task", kind="generic"))
     # of the text loaded when the task was resolved: the judge computes references only
-    # from that text (round 12: a candidate rewrote task.py on disk to choose the reference)
+    # from that text (a candidate could rewrite task.py on disk to choose the reference)
     sha256: str | None = None
+    # module constants set from the command line (--shape NAME=VALUE), at every shape
+    overrides: tuple[tuple[str, Any], ...] = ()
 
     @property
     def name(self) -> str:
@@ -70,14 +72,34 @@ class TaskRef:
         return self.path.read_text()
 
     def shapes(self, device_type: str) -> list[dict[str, Any]]:
-        """Shapes to check on this device; the first is the one that is timed."""
-        if device_type == "cpu" and self.meta.cpu_shapes:
-            return [dict(s) for s in self.meta.cpu_shapes]
-        return [{}] + [dict(s) for s in self.meta.check_shapes]
+        """Shapes to check on this device; the first is the one that is timed. On the CPU,
+        a task without ``cpu_shapes`` gets its size constants shrunk (``cpu_shape``)."""
+        fixed = dict(self.overrides)
+        if device_type == "cpu":
+            if self.meta.cpu_shapes:
+                return [{**s, **fixed} for s in self.meta.cpu_shapes]
+            return [dict(self.cpu_shape().shape)]
+        return [{**s, **fixed} for s in [{}, *self.meta.check_shapes]]
+
+    def cpu_shape(self) -> Any:
+        """The shape chosen for the interpreter (``task_shapes.CpuShape``), computed once."""
+        key = (str(self.path), self.sha256, self.overrides)
+        if key not in _CPU_SHAPES:
+            from evotui.task_shapes import choose_cpu_shape
+
+            module = load_module(self.path, "evotui_task_shapes", self.sha256)
+            _CPU_SHAPES[key] = choose_cpu_shape(module, dict(self.overrides))
+        return _CPU_SHAPES[key]
 
 
-def resolve_task(path: str | Path) -> TaskRef:
-    """Find the task file (a file, or a folder holding one), load it once and read its metadata."""
+_CPU_SHAPES: dict[tuple[Any, ...], Any] = {}
+
+
+def resolve_task(path: str | Path, shape: dict[str, Any] | None = None,
+                 allow_torch: tuple[str, ...] = ()) -> TaskRef:
+    """Find the task file (a file, or a folder holding one), load it once and read its
+    metadata. ``shape`` sets module constants at every shape (``--shape``); ``allow_torch``
+    adds torch ops candidates may call (``--allow-torch``)."""
     p = Path(path).expanduser()
     if not p.exists():
         raise TaskError(f"task not found: {p}")
@@ -96,8 +118,26 @@ def resolve_task(path: str | Path) -> TaskRef:
                 break
     module = load_module(task_file, "evotui_task")
     meta = read_meta(module, default_name=p.name if p.is_dir() else p.stem)
+    if allow_torch:
+        meta = replace(meta, allow_torch=tuple(dict.fromkeys(meta.allow_torch + allow_torch)))
+    overrides = _checked_overrides(module, task_file, shape or {})
     return TaskRef(path=task_file.resolve(), seed_path=seed.resolve() if seed else None, meta=meta,
-                   sha256=module.__evotui_sha256__)
+                   sha256=module.__evotui_sha256__, overrides=overrides)
+
+
+def _checked_overrides(module: types.ModuleType, path: Path,
+                       shape: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    from evotui.task_shapes import size_constants
+
+    known = size_constants(module)
+    for name, value in shape.items():
+        if name not in known:
+            names = ", ".join(known) or "none"
+            raise TaskError(f"--shape {name}=...: {path.name} has no size constant {name} "
+                            f"(its constants: {names})")
+        if isinstance(known[name], tuple) != isinstance(value, tuple):
+            raise TaskError(f"--shape {name}: give {'a tuple such as 16,32' if isinstance(known[name], tuple) else 'an integer'}, like the file's {name} = {known[name]!r}")
+    return tuple(sorted(shape.items()))
 
 
 def _find_task_file(folder: Path) -> Path:

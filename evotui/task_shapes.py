@@ -1,0 +1,162 @@
+"""Shapes for the CPU interpreter chosen from a task's own size constants.
+
+A KernelBench file sets its sizes as module constants (``batch_size = 4096``, ``N = 2048 * 2``,
+``input_shape = (32768,)``) that ``get_inputs``/``get_init_inputs`` read. The Triton
+interpreter runs kernels in Python, so those sizes would take minutes a call. Here the
+constants that ``get_inputs``/``get_init_inputs`` read are divided by one common factor
+(their ratios kept, none below 16 unless it was already smaller) until inputs, outputs and
+weights fit in a few MB and the FLOPs in about 1e8; the footprint is measured on the meta
+device (no memory, no arithmetic), so a file with 64 GB of inputs costs nothing to size.
+"""
+
+from __future__ import annotations
+
+import logging
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from evotui.task import TaskError, shape_overrides
+
+CPU_BYTES_LIMIT = 4 * 2**20
+CPU_FLOPS_LIMIT = 1.5e8
+FLOOR = 16  # a constant is not shrunk below this (nor changed at all when it is smaller)
+_MAX_STEPS = 24
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What one reference call at a shape touches: measured on the meta device."""
+
+    input_bytes: int
+    output_bytes: int
+    weight_bytes: int
+    flops: float
+    exact: bool = True  # False: the forward could not run on the meta device (outputs, FLOPs unknown)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.input_bytes + self.output_bytes + self.weight_bytes
+
+    def fits_cpu(self) -> bool:
+        return self.total_bytes <= CPU_BYTES_LIMIT and self.flops <= CPU_FLOPS_LIMIT
+
+    def describe(self) -> str:
+        flops = f"{self.flops:.2g} FLOPs" if self.exact else "FLOPs unknown"
+        outs = _mb(self.output_bytes) if self.exact else "? MB"
+        return (f"inputs {_mb(self.input_bytes)}, outputs {outs}, weights "
+                f"{_mb(self.weight_bytes)}, {flops}")
+
+
+@dataclass(frozen=True)
+class CpuShape:
+    shape: dict[str, Any]
+    footprint: Footprint
+    original: dict[str, Any]  # the chosen constants' values in the file
+
+    def note(self) -> str:
+        changed = [f"{k}={_text(v)} (from {_text(self.original[k])})" for k, v in self.shape.items()
+                   if self.original.get(k) != v]
+        sizes = self.footprint.describe()
+        if not changed:
+            return f"CPU shape: the file's own ({sizes})"
+        return (f"CPU shape: {', '.join(changed)}: {sizes}; --shape NAME=VALUE sets a constant "
+                "yourself")
+
+
+def size_constants(module: types.ModuleType) -> dict[str, Any]:
+    """Module constants (ints, or tuples of ints) that get_inputs/get_init_inputs read."""
+    names: set[str] = set()
+    for fn in (getattr(module, "get_inputs", None), getattr(module, "get_init_inputs", None)):
+        code = getattr(fn, "__code__", None)
+        stack = [code] if code is not None else []
+        while stack:
+            c = stack.pop()
+            names.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    out: dict[str, Any] = {}
+    for name in sorted(names):
+        value = module.__dict__.get(name)
+        if _is_int(value) or (isinstance(value, tuple) and value and all(_is_int(v) for v in value)):
+            out[name] = value
+    return out
+
+
+def footprint(module: types.ModuleType, shape: dict[str, Any]) -> Footprint:
+    """Bytes of inputs, outputs and weights and the FLOPs of one call at ``shape``; raises
+    ``TaskError`` when the task's code fails at that shape."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+    with shape_overrides(module, shape), torch.device("meta"):
+        try:
+            inputs = list(module.get_inputs())
+            init = list(module.get_init_inputs())
+            model = module.Model(*init)
+        except Exception as e:  # noqa: BLE001 - the task's code at this shape
+            raise TaskError(f"{type(e).__name__}: {e}") from None
+        weights = sum(_nbytes(t) for t in list(model.parameters()) + list(model.buffers()))
+        in_bytes = sum(_nbytes(t) for t in inputs)
+        try:
+            counter = FlopCounterMode(display=False)
+            with counter, torch.no_grad():
+                out = model(*inputs)
+        except Exception:  # noqa: BLE001 - an op without a meta kernel: estimate from inputs
+            return Footprint(in_bytes, 0, weights, 0.0, exact=False)
+    outs = out if isinstance(out, list | tuple) else [out]
+    return Footprint(in_bytes, sum(_nbytes(t) for t in outs), weights,
+                     float(counter.get_total_flops()))
+
+
+def choose_cpu_shape(module: types.ModuleType, fixed: dict[str, Any]) -> CpuShape:
+    """The least-shrunk shape that fits the interpreter; ``fixed`` constants are kept."""
+    consts = {k: v for k, v in size_constants(module).items() if k not in fixed}
+    first_error: str | None = None
+    scale = 1
+    best: CpuShape | None = None
+    for _ in range(_MAX_STEPS):
+        shape = {**{k: _scaled(v, scale) for k, v in consts.items()}, **fixed}
+        try:
+            fp = footprint(module, shape)
+        except TaskError as e:
+            first_error = first_error or str(e)
+        else:
+            best = CpuShape({k: v for k, v in shape.items() if k in consts or k in fixed}, fp,
+                            {k: module.__dict__.get(k) for k in shape})
+            if fp.fits_cpu():
+                return best
+        if all(_scaled(v, scale) == _scaled(v, scale * 2) for v in consts.values()):
+            break
+        scale *= 2
+    if best is not None:
+        return best
+    raise TaskError(f"get_inputs/Model fail at every shape tried ({first_error})")
+
+
+def _scaled(value: Any, scale: int) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_scaled(v, scale) for v in value)
+    if value < FLOOR:
+        return value
+    return max(FLOOR, value // scale)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _nbytes(t: Any) -> int:
+    import torch
+
+    return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
+
+
+def _mb(n: int) -> str:
+    if n >= 10 * 2**20:
+        return f"{n / 2**20:.0f} MB"
+    return f"{n / 2**20:.1f} MB" if n >= 2**17 else f"{n / 1024:.0f} KB"
+
+
+def _text(v: Any) -> str:
+    return str(v)
