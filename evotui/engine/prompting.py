@@ -285,8 +285,8 @@ def steer_block(steer: Steer, sections: dict[str, str]) -> str:
             + ", ".join(kinds) + ".")
     tried = (render(sections["steer_tried"], {"items": "\n".join(f"- {t}" for t in steer.tried)})
              if steer.tried else "")
-    return render(sections["steer"], {"what": what, "tried": tried,
-                                      "kinds": "; ".join(steer.suggestions)})
+    return _tidy(render(sections["steer"], {"what": what, "tried": tried,
+                                            "kinds": "; ".join(steer.suggestions)}))
 
 
 def _clip_lines(text: str, n: int) -> str:

@@ -67,7 +67,8 @@ class Proposer:
         if self.engine.mutator.name == "param":
             return None
         tried = [c.description for c in self.engine.population.candidates()
-                 if c.parent_id == parent.id and c.description]
+                 if c.parent_id == parent.id and c.description and c.copy_of is None
+                 and c.mutator != "seed"]
         steer = self.steering.steer(tried)
         if steer is not None and steer.streak != self._steered_at:
             self._steered_at = steer.streak

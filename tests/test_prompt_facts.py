@@ -1,0 +1,156 @@
+"""What the prompts tell the model, as the loopback Ollama server receives them: the dtypes,
+the judge's own tolerances, only the shapes the task really checks, the TF32 trap of fp32
+``tl.dot``; advice found by what the reference computes rather than by the file's name; and
+a model that repeats itself steered (what was tried, another kind of change, a bounded
+higher temperature).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from backends import get_backend
+from evotui.engine.loop import Engine
+from evotui.engine.mutators import LLMMutator
+from evotui.engine.prompting import PromptBuilder
+from evotui.engine.state import EngineConfig
+from evotui.llm import OllamaLLM
+from evotui.memory.hook import MemoryHook
+from evotui.memory.retrieve import Query, Retriever
+from evotui.memory.store import AdviceStore
+from evotui.task import resolve_task
+from tests.conftest import SAMPLES
+from tests.engine_helpers import SOFTMAX_SEED
+from tests.fake_ollama import FakeOllama
+from tests.test_generation_zero import RELU_TASK
+
+pytestmark = pytest.mark.timeout(240)
+
+MATMUL_TASK = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """C = A @ B on square fp32 matrices."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+
+N = 48
+
+
+def get_inputs():
+    A = torch.randn(N, N)
+    B = torch.randn(N, N)
+    return [A, B]
+
+
+def get_init_inputs():
+    return []
+'''
+TF32_SENTENCE = 'input_precision="ieee"'
+ELEMENTWISE_TIP = "For large elementwise kernels"  # a cold-start piece of advice
+
+
+def task_file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / "kb" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def llm_mutator(fake: FakeOllama) -> LLMMutator:
+    llm = OllamaLLM("qwen2.5-coder:7b", host=fake.url, timeout=30, backoff=0.01,
+                    options={"temperature": 0.7})
+    return LLMMutator(llm, PromptBuilder(get_backend("triton").prompt_dir), diff_share=0.0)
+
+
+def run_engine(task: Path, pool, fake: FakeOllama, seed: str | None = None,
+               memory: MemoryHook | None = None, **config) -> Engine:
+    cfg = EngineConfig(**{"iterations": 1, "memory_k": 3 if memory else 0, "concurrency": 1,
+                          "distill": False, "seed_attempts": 1, **config})
+    engine = Engine(resolve_task(task), pool, llm_mutator(fake), cfg, seed_source=seed,
+                    memory=memory)
+    asyncio.run(engine.run())
+    return engine
+
+
+def chats(fake: FakeOllama) -> list[dict]:
+    return [r.body for r in fake.requests_to("/api/chat")]
+
+
+def test_an_fp32_matmul_prompt_states_dtype_tolerance_tf32_and_no_other_shapes(cpu_pool, tmp_path):
+    path = task_file(tmp_path, "1_Square_matrix_multiplication_.py", MATMUL_TASK)
+    with FakeOllama(default=lambda req: "No code from me.") as fake:
+        run_engine(path, cpu_pool, fake)
+        body = chats(fake)[0]
+    system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+    assert "A: float32 [48, 48]; B: float32 [48, 48]" in user
+    assert "Output: float32 [48, 48]" in user
+    # the judge's own tolerance for fp32 outputs (the task declares none)
+    assert "≤ 0.0001 + 0.0001 × |reference|" in user
+    assert "mm: a matrix product (GEMM)" in user
+    assert TF32_SENTENCE in user and "fails only on the GPU" in user
+    # a KernelBench file declares no other shape: nothing claims one
+    assert "the task declares no other shape" in user
+    for text in (system, user):
+        assert "1000×3001" not in text and "other shapes too" not in text
+
+
+def test_a_bf16_task_lists_its_declared_shapes_and_tolerance_and_no_tf32(cpu_pool, tmp_path):
+    seed = (SAMPLES / "add_gelu" / "seed.py").read_text()
+    with FakeOllama(default=lambda req: "Nothing to add.") as fake:
+        run_engine(SAMPLES / "add_gelu", cpu_pool, fake, seed=seed, max_consecutive_failures=1)
+        user = chats(fake)[0]["messages"][-1]["content"]
+    assert "# The current program" in user
+    assert "≤ 0.01 + 0.01 × |reference|" in user  # the task's own atol/rtol
+    assert "at these 2 shapes" in user and "in Triton's CPU interpreter" in user
+    assert "1. a: bfloat16 [16, 512]; b: bfloat16 [16, 512] (timed)" in user
+    assert "2. a: bfloat16 [7, 300]; b: bfloat16 [7, 300]" in user
+    assert "add, gelu: an element-wise kernel" in user
+    assert TF32_SENTENCE not in user  # no matrix product
+
+
+def test_advice_is_found_by_what_a_file_named_task_computes(cpu_pool, tmp_path):
+    path = task_file(tmp_path, "19_ReLU.py", RELU_TASK)
+    store = AdviceStore(tmp_path / "advice.json")  # the cold-start pack
+    task = resolve_task(path)
+    by_name = Retriever(store).retrieve(Query.for_task(task.meta), 3)
+    assert not any(a.text.startswith(ELEMENTWISE_TIP) for a in by_name)  # the file name alone
+    with FakeOllama(default=lambda req: "No code from me.") as fake:
+        engine = run_engine(path, cpu_pool, fake, memory=MemoryHook(store, k=3))
+        user = chats(fake)[0]["messages"][-1]["content"]
+    assert engine.facts.family == "elementwise" and engine.facts.ops == ("relu",)
+    assert "# Advice" in user and ELEMENTWISE_TIP in user
+
+
+def test_a_repeating_model_is_told_what_it_tried_and_sampled_hotter(cpu_pool, tmp_path):
+    variant = SOFTMAX_SEED.replace("NUM_WARPS = 8", "NUM_WARPS = 4")
+    assert variant != SOFTMAX_SEED
+    answer = f"Use four warps per row.\n\n```python\n{variant}```\n"
+    with FakeOllama(default=lambda req: answer) as fake:
+        engine = run_engine(SAMPLES / "softmax", cpu_pool, fake, seed=SOFTMAX_SEED,
+                            iterations=3, max_consecutive_failures=5)
+        bodies = chats(fake)
+    # one child, then the same program again and again (a duplicate or an unchanged parent)
+    assert len(bodies) == 6 and engine.evaluated == 1
+    temps = [b["options"]["temperature"] for b in bodies]
+    assert temps[:3] == [0.7, 0.7, 0.7]  # not steered before two repeats in a row
+    assert temps[3] > 0.7 and temps[3] < temps[4] < temps[5] <= 1.2
+    steered = [b["messages"][-1]["content"] for b in bodies[3:]]
+    for user in steered:
+        assert "Your last" in user and "answers gave no new program" in user
+        assert "Already tried from this program" in user and "Use four warps per row" in user
+        assert "Propose a different kind of change" in user
+        assert "\n- seed\n" not in user  # the seed's copies are not changes that were tried
+    # the block and warp knobs were what it tried: another kind of change is asked for
+    assert "the TUNABLES values" not in steered[-1].split("Propose a different kind")[1]
+    for body in bodies[:3]:
+        assert "Your last" not in body["messages"][-1]["content"]
