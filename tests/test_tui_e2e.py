@@ -52,7 +52,7 @@ async def test_a_real_cpu_run_fills_the_panels_and_q_writes_the_report(tmp_path,
             await until(pilot, lambda: app.query_one(FitnessChart).view is not None, 10,
                         "the fitness chart")
             assert "no model (param mutator)" in "\n".join(app.query_one(LLMPanel).lines)
-            assert table.get_cell("c0001", "status")[0] in ("★ best", "accepted")
+            assert table.get_cell("c0001", "status")[0] in ("★ best", "former best")
             await pilot.press("q")
             await pilot.pause(0.3)
             if isinstance(app.screen, ConfirmQuitScreen):  # still running: confirm

@@ -103,7 +103,10 @@ async def test_pause_and_resume(live):
         await pilot.press("space")
         await until(pilot, lambda: " paused " in status_text(lv.app), what="paused")
         assert lv.runner.paused
-        await asyncio.sleep(0.5)  # in-flight iterations finish
+        # the in-flight iterations finish, and the status line says so from the engine's count
+        await until(pilot, lambda: lv.runner.in_flight == 0
+                    and "finish first" not in status_text(lv.app), what="in flight done")
+        assert " paused " in status_text(lv.app)
         frozen = lv.evaluated
         await asyncio.sleep(0.5)
         assert lv.evaluated == frozen

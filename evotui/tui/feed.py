@@ -155,6 +155,8 @@ class EventFeed:
         why = why.splitlines()[0][:160] if why else ""
         note = f"✗ {cid}: no child ({kind}){': ' + why if why else ''}\n"
         buf = self._llm_waiting.get(cid)
+        if buf is None and self._llm_focus not in (None, cid):
+            buf = self._llm_waiting[cid] = []  # after the stream shown now, not inside it
         if buf is None:
             buf = self._llm_out
         last = (buf[-1][-1:] if buf else self._llm_last if buf is self._llm_out else "") or "\n"

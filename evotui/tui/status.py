@@ -48,10 +48,20 @@ def _sep(parts: list[Part], prio: int) -> None:
 
 
 def first_line(s: StatusView, state: str, in_flight: int, width: int) -> Text:
+    """With the device in full where it fits, else in short ("cpu interpreter", "H200")."""
+    full = device_label(s) or "…"
+    text = _first_line(s, state, in_flight, width, full)
+    if full in text.plain:
+        return text
+    short = "cpu interpreter" if s.interpreter else (
+        s.device_name.removeprefix("NVIDIA ") or s.device or "…")
+    return _first_line(s, state, in_flight, width, short)
+
+
+def _first_line(s: StatusView, state: str, in_flight: int, width: int, device: str) -> Text:
     parts: list[Part] = [(s.task or "…", "bold", 0)]
     _sep(parts, 1)
-    device = device_label(s) if width >= 150 or not s.interpreter else "cpu interpreter"
-    parts.append((device or "…", "yellow" if s.interpreter else "", 1))
+    parts.append((device, "yellow" if s.interpreter else "", 1))
     _sep(parts, 3)
     parts.append((s.backend, "", 3))
     _sep(parts, 1)
