@@ -16,7 +16,7 @@ from backends import get_backend
 from evotui.engine.loop import Engine
 from evotui.engine.mutators import LLMMutator
 from evotui.engine.prompting import PromptBuilder
-from evotui.engine.rundir import RunDir
+from evotui.engine.rundir import RunDir, load_checkpoint
 from evotui.engine.state import EngineConfig
 from evotui.llm import OllamaLLM
 from evotui.task import resolve_task
@@ -94,14 +94,16 @@ def relu_task(tmp_path: Path) -> Path:
     return path
 
 
-def engine_for(task_path: Path, pool, fake: FakeOllama, out: Path, **config) -> Engine:
+def engine_for(task_path: Path, pool, fake: FakeOllama, out: Path, resume: bool = False,
+               **config) -> Engine:
     llm = OllamaLLM("qwen2.5-coder:7b", host=fake.url, timeout=30, backoff=0.01,
                     options={"temperature": 0.7})
     mutator = LLMMutator(llm, PromptBuilder(get_backend("triton").prompt_dir))
     cfg = EngineConfig(**{"iterations": 1, "memory_k": 0, "concurrency": 1,
                           "distill": False, **config})
     return Engine(resolve_task(task_path), pool, mutator, cfg, seed_source=None,
-                  run_dir=RunDir(out))
+                  run_dir=RunDir(out, resume=resume),
+                  checkpoint=load_checkpoint(out) if resume else None)
 
 
 def user_prompts(fake: FakeOllama) -> list[str]:
@@ -156,3 +158,27 @@ def test_no_accepted_generation_zero_ends_the_run_with_the_last_reason(cpu_pool,
     assert len(prompts) == 3 and result.evaluated == 0 and engine.seed_id is None
     # the mismatch stays listed among the earlier failures
     assert "mismatch" in prompts[2]
+
+
+def test_a_resumed_run_goes_on_from_its_failed_generation_zero_attempts(cpu_pool, tmp_path):
+    out = tmp_path / "run"
+    task = relu_task(tmp_path)
+    with FakeOllama() as fake:
+        fake.script(fenced(WRONG_EDGE))
+        engine = engine_for(task, cpu_pool, fake, out, seed_attempts=1)
+        first = asyncio.run(engine.run())
+        engine.run_dir.close()
+    assert first.outcome == "failed"
+    with FakeOllama(default=lambda req: "No more code.") as fake:
+        fake.script(fenced(RELU))
+        engine = engine_for(task, cpu_pool, fake, out, resume=True, seed_attempts=3,
+                            max_consecutive_failures=1)
+        events = []
+        engine.subscribe(events.append)
+        result = asyncio.run(engine.run())
+        prompts = user_prompts(fake)
+    assert engine.seed_id is not None, result.message
+    assert engine.population.get(engine.seed_id).source.strip() == RELU.strip()
+    # the resumed prompt carries the mismatch of the first session; numbering goes on
+    assert "mismatch" in prompts[0] and "attempt 1" in prompts[0]
+    assert any("attempt 2 of 3" in e.message for e in events if e.kind == "status")

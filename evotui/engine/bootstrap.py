@@ -47,7 +47,13 @@ class SeedWriter:
         self.engine = engine
         self._emit = emit
         self._finish = finish
-        self.attempts: list[SeedAttempt] = []
+        # a resumed run goes on from the attempts its checkpoint holds
+        self.attempts: list[SeedAttempt] = [
+            SeedAttempt(c.id, int(c.extra.get("attempt", i + 1)), c.reason or "rejected",
+                        c.message or "", c.source)
+            for i, c in enumerate(c for c in engine.population.candidates()
+                                  if c.mutator == "seed" and c.status == "rejected"
+                                  and c.extra.get("written_by") == "model")]
         self.steering = Steering(base_temperature(engine.mutator))
 
     def _status(self, message: str, level: str = "info") -> None:
@@ -61,7 +67,7 @@ class SeedWriter:
         assert writer is not None, "a run without a seed needs a model"
         budget = max(1, engine.config.seed_attempts)
         outages = 0
-        for n in range(1, budget + 1):
+        for n in range(len(self.attempts) + 1, budget + 1):
             if engine.outcome is not None:  # a stop request
                 return None
             cid = engine.population.new_id()
@@ -120,7 +126,8 @@ class SeedWriter:
         what = f"generation 0 by {writer.model}, attempt {n}"
         description = f"{what}: {mutation.description}" if mutation.description else what
         seed = Candidate(id=cid, source=mutation.source, mutator="seed", model=writer.model,
-                         description=description, extra={"mode": "full", "written_by": "model"})
+                         description=description, extra={"mode": "full", "written_by": "model",
+                                "attempt": n})
         self._emit(ev.CandidateProposed(id=cid, parent_id=None, island=0, generation=0,
                                         mutator="seed", model=writer.model,
                                         description=description, diff=""))
@@ -135,6 +142,7 @@ class SeedWriter:
             await engine._checkpoints.write(engine)
             return seed
         self._failed(cid, n, result.reason, result.message, mutation.source)
+        await engine._checkpoints.write(engine)  # a resume goes on from this attempt
         return None
 
     def _failed(self, cid: str, n: int, reason: str, message: str, source: str | None,
