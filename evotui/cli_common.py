@@ -40,3 +40,60 @@ no_sandbox_option = click.option(
     help="Evaluate candidates WITHOUT the operating system's sandbox (each still in a fresh "
          "process). Only for machines whose kernel cannot confine them: `evotui doctor` says "
          "which part is missing. Candidate code can then read and write your files.")
+
+
+# friendly names for --allow-torch: what the op policy sees once torch has dispatched them
+TORCH_OP_ALIASES = {
+    "conv": "convolution", "conv1d": "convolution", "conv2d": "convolution",
+    "conv3d": "convolution", "conv_transpose1d": "convolution",
+    "conv_transpose2d": "convolution", "conv_transpose3d": "convolution",
+    "linear": "addmm", "matmul": "mm",
+}
+
+
+def _shapes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+            ) -> dict[str, Any] | None:
+    if not values:
+        return None
+    out: dict[str, Any] = {}
+    for text in values:
+        name, sep, value = text.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name.isidentifier() or not value:
+            fail(f"--shape {text!r}: give NAME=VALUE, e.g. --shape batch_size=64")
+        try:
+            parts = [int(v) for v in value.split(",") if v.strip()]
+        except ValueError:
+            fail(f"--shape {text!r}: {value!r} is not an integer (or integers separated by commas)")
+        if not parts or any(p < 1 for p in parts):
+            fail(f"--shape {text!r}: sizes must be positive integers")
+        out[name] = tuple(parts) if "," in value else parts[0]
+    return out
+
+
+def _torch_ops(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+               ) -> list[str] | None:
+    ops: list[str] = []
+    for text in values:
+        for raw in text.split(","):
+            name = raw.strip().removeprefix("aten::").removeprefix("torch.")
+            name = name.removeprefix("nn.functional.").removeprefix("F.").split(".")[0]
+            if not name:
+                continue
+            if not name.replace("_", "").isalnum():
+                fail(f"--allow-torch {raw.strip()!r}: give aten op names such as "
+                     "aten::convolution or conv2d")
+            ops.append("aten::" + TORCH_OP_ALIASES.get(name.lower(), name))
+    return list(dict.fromkeys(ops)) or None
+
+
+shape_option = click.option(
+    "--shape", "shape", multiple=True, metavar="NAME=VALUE", callback=_shapes,
+    help="Set one of the task file's size constants (batch_size, N, dim, ...; "
+         "repeatable). On the CPU the others are still shrunk to fit the interpreter.")
+
+allow_torch_option = click.option(
+    "--allow-torch", "allow_torch", multiple=True, metavar="OPS", callback=_torch_ops,
+    help="Torch ops a candidate may call in forward (comma-separated aten names such as "
+         "aten::convolution, or conv2d, ...; repeatable). Default: none: the arithmetic "
+         "must be in the candidate's own kernels.")

@@ -7,11 +7,21 @@ from pathlib import Path
 
 import click
 
-from evotui.cli_common import NonEmptyPath, fail, no_sandbox_option
+from evotui.cli_common import (
+    NonEmptyPath,
+    allow_torch_option,
+    fail,
+    no_sandbox_option,
+    shape_option,
+)
 from evotui.config import DEFAULT_MODEL
 
 RUN_HELP = f"""Evolve the kernel of TASK (a KernelBench-format file or a folder such as
-sample_kernels/softmax), starting from its seed candidate.
+sample_kernels/softmax), starting from its seed candidate: --seed FILE, else seed.py next to
+the task, else (param mutator) a seed derived from the reference Model.
+
+On the CPU, a task without small CPU shapes has its size constants shrunk to fit the
+interpreter (the run says which); --shape NAME=VALUE sets one yourself.
 
 \b
 Mutators: llm (a local Ollama model), param (block sizes, num_warps, … without a model),
@@ -52,23 +62,27 @@ checkpoint every generation: `evotui run --resume DIR` continues after Ctrl-C or
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Evaluate on the GPU workers of a Dask cluster (tcp://host:8786; needs "
                    "evotui[dask]; see docs/distributed.md). --device then applies on the workers.")
+@shape_option
+@allow_torch_option
 @no_sandbox_option
 def run(task: Path | None, seed: Path | None, headless: bool, device: str | None,
         iterations: int | None, mutator: str | None, model: str | None, ollama_host: str | None,
         out: Path | None, resume: Path | None, memory_k: int | None, random_seed: int | None,
-        llm_timeout: float | None, eval_timeout: float | None, scheduler: str | None) -> None:
+        llm_timeout: float | None, eval_timeout: float | None, scheduler: str | None,
+        shape: dict | None, allow_torch: list[str] | None) -> None:
     from evotui.engine.session import RunOptions
 
     if task is None and resume is None:
         raise click.UsageError("give a TASK, or --resume DIR")
     if resume is not None:
-        _check_resume(resume, {"--out": out, "--seed": seed, "--random-seed": random_seed})
+        _check_resume(resume, {"--out": out, "--seed": seed, "--random-seed": random_seed,
+                               "--shape": shape, "--allow-torch": allow_torch})
     options = RunOptions(
         task=str(task) if task else None, seed=str(seed) if seed else None, device=device,
         iterations=iterations, mutator=mutator, model=model, ollama_host=ollama_host,
         out=str(out) if out else None, resume=str(resume) if resume else None,
         memory_k=memory_k, random_seed=random_seed, llm_timeout=llm_timeout,
-        eval_timeout=eval_timeout, scheduler=scheduler)
+        eval_timeout=eval_timeout, scheduler=scheduler, shape=shape, allow_torch=allow_torch)
     if not headless:
         try:
             from evotui.tui import run_tui

@@ -55,6 +55,9 @@ class RunOptions:
     eval_timeout: float | None = None
     distill: bool | None = None  # end of run: successful mutations → proposed advice (default on)
     scheduler: str | None = None  # a Dask scheduler (tcp://host:8786): evaluate on its GPU workers
+    shape: dict[str, Any] | None = None  # --shape: the task's size constants set by the user
+    allow_torch: list[str] | None = None  # --allow-torch: torch ops candidates may call
+    seed_origin: str | None = None  # where the seed came from (set when the run starts)
 
     def merged(self, stored: dict[str, Any]) -> RunOptions:
         """These options over the ones a checkpoint stored."""
@@ -172,21 +175,54 @@ def _dialect(opts: RunOptions, task: TaskRef, seed_source: str | None) -> str:
 def _task_and_seed(opts: RunOptions, resuming: bool) -> tuple[TaskRef, str | None]:
     if not opts.task:
         raise SetupError("no TASK given (a task file or folder such as sample_kernels/softmax)")
+    shape = {k: tuple(v) if isinstance(v, list) else v for k, v in (opts.shape or {}).items()}
     try:
-        task = resolve_task(opts.task)
+        task = resolve_task(opts.task, shape=shape, allow_torch=tuple(opts.allow_torch or ()))
     except TaskError as e:
         raise SetupError(str(e)) from None
     if resuming:
         return task, None
     seed_path = Path(opts.seed) if opts.seed else task.seed_path
     if seed_path is None:
-        raise SetupError(f"task {task.name} has no seed candidate (seed.py next to it): pass --seed FILE")
+        if (opts.mutator or "auto") == "llm":
+            return task, _generation_zero(task)
+        source, opts.seed_origin = _derived_seed(task)
+        return task, source
+    opts.seed_origin = f"file {seed_path}"
     try:
         return task, seed_path.read_text()
     except OSError as e:
         raise SetupError(f"cannot read seed {seed_path}: {e.strerror}") from None
     except UnicodeDecodeError:
         raise SetupError(f"seed {seed_path} is not UTF-8 text") from None
+
+
+def _generation_zero(task: TaskRef) -> str | None:
+    """A task with no seed and the model as mutator: generation 0 is to be written by the
+    model from the reference (None: the engine does it); until then, say what to do."""
+    raise SetupError(f"task {task.name} has no seed candidate (seed.py next to it): pass "
+                     "--seed FILE, or use --mutator param to start from a seed derived from "
+                     "the reference")
+
+
+def _derived_seed(task: TaskRef) -> tuple[str, str]:
+    """A seed derived from the task's reference Model, and the line that says so."""
+    from evotui.seed import derive_seed
+
+    try:
+        derived = derive_seed(task)
+    except TaskError as e:
+        raise SetupError(str(e)) from None
+    if not derived.ok:
+        raise SetupError(f"task {task.name} has no seed candidate and none can be derived from "
+                         f"its reference: {derived.reason}")
+    return derived.source, f"derived from the reference ({derived.family} template)"
+
+
+def _seed_note(opts: RunOptions, checkpoint: dict[str, Any] | None) -> str | None:
+    if checkpoint is None and opts.seed_origin and opts.seed_origin.startswith("derived"):
+        return f"seed: {opts.seed_origin}"
+    return None
 
 
 async def _dask_pool(address: str, device: str) -> Evaluator:
@@ -275,9 +311,11 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
                    "on the CPU only Triton candidates run, in Triton's interpreter")
     else:
         try:
-            await asyncio.to_thread(preflight, task, evaluator.is_cpu)
+            shape_note = await asyncio.to_thread(preflight, task, evaluator.is_cpu)
         except TaskError as e:
             problem = str(e)
+        else:
+            notes.extend(n for n in (shape_note, _seed_note(opts, checkpoint)) if n)
     if problem is None and owns:
         from evotui.eval.sandbox_state import sandbox_state
 

@@ -53,7 +53,7 @@ def derive(graph: Graph, kernel: str) -> Parts:
             raise NotDerivable("a view in the middle of the computation: no template")
         if n.kind == "ew" and n not in row:
             for a in n.inputs():
-                if a in row and len(a.shape) != rank:
+                if a in row and len(a.shape) not in (rank, 0):
                     raise NotDerivable("a reduction without keepdim broadcast back: no template")
         if n.kind == "ew" and n in row and any(is_external(a) for a in n.inputs()):
             raise NotDerivable("an input combined with a reduced value: no template")
