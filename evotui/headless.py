@@ -137,7 +137,7 @@ class ProgressDisplay:
             what += f" ← {prop.parent_origin or prop.parent_id}"
         how = ""
         if prop is not None and prop.mutator == "seed":
-            how = " (the seed)"
+            how = f" (generation 0 by {prop.model})" if prop.model else " (the seed)"
         elif prop is not None:
             how = f" {prop.mutator} {_clip(prop.description, 48)}"
         if ev.accepted:

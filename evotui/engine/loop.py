@@ -240,6 +240,7 @@ class Engine:
                 resumed=self.resumed, evaluated=self.evaluated,
                 device_name=str(self.device_info.get("name", "")),
                 arch=self.device_info.get("arch")))
+            await asyncio.to_thread(lambda: self.facts)  # the task traced once, off the loop
             if self.seed_id is None and self._seed_source is None:  # the model writes it
                 await self._inflight.tracked(SeedWriter(self, self._emit, self._finish).run(),
                                              "mutate")
