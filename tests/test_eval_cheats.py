@@ -45,10 +45,10 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_identity_cache.py", {"mismatch", "stale_output"}),
     # its replayed tensor is poisoned when the harness lets go of it between timed calls
     ("cheat_replay_after_checks.py", {"stale_output", "unwritten_output"}),
-    # round 9: the first CPU timed call (told apart by the version counter) computed one row
-    ("cheat_r9_skip_unchecked_timed_call.py", {"stale_output", "nan_inf", "unwritten_output"}),
-    # round 9: an interpreted kernel rewrote the op name the policy looked up, in place
-    ("cheat_r9_interp_poke_opname.py", {"out_of_bounds"}),
+    # the first CPU timed call (told apart by the version counter) computed one row
+    ("cheat_skip_unchecked_timed_call.py", {"stale_output", "nan_inf", "unwritten_output"}),
+    # an interpreted kernel rewrote the op name the policy looked up, in place
+    ("cheat_interp_poke_opname.py", {"out_of_bounds"}),
     ("cheat_stale_memory.py", {"unwritten_output"}),  # its allocations are poisoned
     ("cheat_skip_last_row.py", {"unwritten_output"}),
     ("cheat_modify_inputs.py", {"modified_inputs"}),
@@ -57,7 +57,7 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_grid_callback.py", {"torch_fallback"}),
     ("cheat_probe_checked_calls.py", {"stale_output"}),
     ("cheat_value_keyed_cache.py", {"stale_output", "cached_results"}),  # hits on repeats
-    # a third round: an output `list` subclass whose __iter__ computes (unpacked outside the
+    # an output `list` subclass whose __iter__ computes (unpacked outside the
     # policy), `.item()` element by element, a grid entry whose __index__ computes
     ("cheat_list_subclass_output.py", {"not_a_tensor", "forbidden_construct"}),
     ("cheat_item_host_compute.py", {"torch_fallback"}),
@@ -65,39 +65,39 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_downcast.py", {"mismatch"}),
     ("cheat_shape_specialised.py", {"mismatch", "runtime_error", "out_of_bounds"}),
     ("cheat_wrong.py", {"mismatch"}),
-    # round 7: a kernel object built with one-argument `type()` from an unchecked function
-    ("cheat_r7_type_construct.py", {"runtime_error", "forbidden_call"}),
-    ("cheat_r7_jit_arg_construct.py", {"runtime_error", "forbidden_call"}),  # the same, as `FN=`
-    # round 8: torch in the timed calls, told apart by the input's `_version` (the CPU
+    # a kernel object built with one-argument `type()` from an unchecked function
+    ("cheat_type_construct.py", {"runtime_error", "forbidden_call"}),
+    ("cheat_jit_arg_construct.py", {"runtime_error", "forbidden_call"}),  # the same, as `FN=`
+    # torch in the timed calls, told apart by the input's `_version` (the CPU
     # interpreter's timed calls were never watched)
-    ("cheat_r8_unwatched_timed_calls.py", {"torch_fallback"}),
-    # round 12: the inputs read through `str(tensor)` (formatted with dispatch modes off),
+    ("cheat_unwatched_timed_calls.py", {"torch_fallback"}),
+    # the inputs read through `str(tensor)` (formatted with dispatch modes off),
     # the softmax computed in Python
-    ("cheat_r12_repr_host_compute.py", {"torch_fallback"}),
-    # round 13: `match` made the skipped `__main__` self-test run (`case __name__:`), read
+    ("cheat_repr_host_compute.py", {"torch_fallback"}),
+    # `match` made the skipped `__main__` self-test run (`case __name__:`), read
     # `torch.utils._python_dispatch` by keyword patterns, and rebound a kernel's constant
-    ("cheat_r13_match_main.py", {"forbidden_construct"}),
-    ("cheat_r13_match_class_getattr.py", {"forbidden_construct"}),
-    ("cheat_r13_match_rebind_constant.py", {"forbidden_construct"}),
-    # round 14: `T = torch` hid `T.package.sys_importer.import_module` from the path rules
-    ("cheat_r14_alias_package.py", {"forbidden_construct"}),
-    # round 15: `tl.extra.modules` is sys.modules; torch run in a joined thread
-    ("cheat_r15_extra_modules_thread.py", {"forbidden_attribute"}),
-    # round 20: torch.Tensor.new_empty (which Triton's argument copy calls with the policy
+    ("cheat_match_main.py", {"forbidden_construct"}),
+    ("cheat_match_class_getattr.py", {"forbidden_construct"}),
+    ("cheat_match_rebind_constant.py", {"forbidden_construct"}),
+    # `T = torch` hid `T.package.sys_importer.import_module` from the path rules
+    ("cheat_alias_package.py", {"forbidden_construct"}),
+    # `tl.extra.modules` is sys.modules; torch run in a joined thread
+    ("cheat_extra_modules_thread.py", {"forbidden_attribute"}),
+    # torch.Tensor.new_empty (which Triton's argument copy calls with the policy
     # suspended) patched through `self.x = f` / `ctx.x = f` with torch.Tensor as `self`/`ctx`
     # and put back before the outputs were read; TensorDescriptor given a `base` property.
     # `self` is trusted only in a method of the file's own class, called on an instance;
     # `ctx` only in forward/backward of a Function without setup_context or its own apply
-    ("cheat_r20_setup_context_new_empty.py", {"forbidden_construct"}),
-    ("cheat_r20_apply_override.py", {"forbidden_construct"}),
-    ("cheat_r20_own_init_self.py", {"forbidden_construct"}),
-    ("cheat_r20_method_self.py", {"forbidden_construct"}),
-    ("cheat_r20_desc_base_property.py", {"forbidden_construct"}),
-    # round 21: a jit function's name bound again to plain Python, which the kernel called
-    ("cheat_r21_jit_name_redef.py", {"forbidden_construct"}),
-    ("cheat_r21_jit_name_redef_plain.py", {"forbidden_construct"}),
-    ("cheat_r21_jit_name_for.py", {"forbidden_construct"}),
-    ("cheat_r21_jit_name_class.py", {"forbidden_construct"}),
+    ("cheat_setup_context_new_empty.py", {"forbidden_construct"}),
+    ("cheat_apply_override.py", {"forbidden_construct"}),
+    ("cheat_own_init_self.py", {"forbidden_construct"}),
+    ("cheat_method_self.py", {"forbidden_construct"}),
+    ("cheat_desc_base_property.py", {"forbidden_construct"}),
+    # a jit function's name bound again to plain Python, which the kernel called
+    ("cheat_jit_name_redef.py", {"forbidden_construct"}),
+    ("cheat_jit_name_redef_plain.py", {"forbidden_construct"}),
+    ("cheat_jit_name_for.py", {"forbidden_construct"}),
+    ("cheat_jit_name_class.py", {"forbidden_construct"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -115,11 +115,17 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_inspect.py", "forbidden_import"),
     ("cheat_tensor_subclass.py", "forbidden_construct"),
     ("cheat_dynamic_import.py", "forbidden_attribute"),
-    # found by a red team: modules re-exported by allowed ones, private chains through
+    # modules re-exported by allowed ones, private chains through
     # `self`, host-side compute, argument objects whose properties Triton runs, the seed
     ("cheat_python_compute.py", "forbidden_attribute"),  # .tolist()
+    # a shell, a detached process: the sandbox contains their harm (tests/
+    # test_sandbox_escapes.py); the rule stays, since a program started from the candidate's
+    # process holds the worker's answer pipe too
     ("cheat_os_system_via_torch.py", "forbidden_attribute"),
     ("cheat_detached_process.py", "forbidden_attribute"),
+    # the worker's answer written by the candidate (a file descriptor of its own process)
+    ("cheat_forge_answer_os.py", "forbidden_attribute"),
+    ("cheat_forge_answer_log_file.py", "forbidden_call"),
     ("cheat_thread_via_torch.py", "forbidden_attribute"),
     ("cheat_read_request_via_stack.py", "forbidden_attribute"),
     ("cheat_policy_suspend_closure.py", "forbidden_attribute"),
@@ -130,18 +136,18 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_seed_keyed_cache.py", "forbidden_attribute"),
     ("cheat_autotune_key_property.py", "forbidden_construct"),
     ("cheat_arg_property_leaf.py", "forbidden_construct"),
-    # a second round: a stack walk through a generator's frame, `__exit__` swallowing an
+    # a stack walk through a generator's frame, `__exit__` swallowing an
     # exception (a `try` in disguise), `F.torch.library`, Python called from a kernel body
     ("cheat_genframe_suspend.py", "forbidden_attribute"),
     ("cheat_with_exit_tbframe.py", "forbidden_construct"),
     ("cheat_library_override_clone.py", "forbidden_attribute"),
     ("cheat_interp_python_in_kernel.py", "forbidden_call"),
     ("cheat_kernel_method_call.py", "forbidden_construct"),  # a global's method in a kernel
-    # a fourth round: code in string annotations, evaluated by get_type_hints/singledispatch
+    # code in string annotations, evaluated by get_type_hints/singledispatch
     ("cheat_type_hints_eval.py", "forbidden_construct"),
     ("cheat_singledispatch_eval.py", "forbidden_construct"),
     ("cheat_tensor_subclass_output_raising.py", "forbidden_construct"),  # `T = torch.Tensor`
-    # a fifth round: escapes through allowed modules (`enum.bltns.exec`, `global_enum` with
+    # escapes through allowed modules (`enum.bltns.exec`, `global_enum` with
     # `module=`, `functools.update_wrapper(self, torch)`, `torch.package`), classes built at
     # runtime (`type(name, (torch.Tensor,), ...)`, `make_dataclass(bases=...)`)
     ("cheat_enum_bltns.py", "forbidden_attribute"),
@@ -150,55 +156,55 @@ def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, n
     ("cheat_torch_package.py", "forbidden_attribute"),
     ("cheat_type3_dispatch.py", "forbidden_call"),
     ("cheat_make_dataclass_dispatch.py", "forbidden_attribute"),
-    # a sixth round: a pre-run hook on the kernel, the interpreter's kernel cache written
+    # a pre-run hook on the kernel, the interpreter's kernel cache written
     ("cheat_pre_run_hook.py", "forbidden_attribute"),
     ("cheat_rewritten_fn_cache.py", "forbidden_construct"),
     # guards of the wider module constants: `triton.jit(python_fn)` passed as a constexpr
     # (its body is checked as a kernel's: torch there), a constant rebound to an object
     ("cheat_jit_python_constexpr.py", "forbidden_call"),
     ("cheat_rebound_constant.py", "forbidden_construct"),
-    # a seventh round: what becomes a kernel (`triton.jit(body)`, a `heuristics` wrapper
+    # what becomes a kernel (`triton.jit(body)`, a `heuristics` wrapper
     # around an object, a parameter default), names
     # the interpreter puts into the module (`np`), objects bound inside `if`, `Tensor.apply_`,
     # attributes written through `self.k` / `self.K` / `self.lang`, a new `tl.` name
     # (`name = triton.jit(fn)` is how some honest files make kernels: `fn`'s body is checked
     # as a kernel's, and `body` calls torch there)
-    ("cheat_r7_jit_call.py", "forbidden_call"),
-    ("cheat_r7_heuristics_fake.py", "forbidden_construct"),
-    ("cheat_r7_kernel_default.py", "forbidden_call"),
-    ("cheat_r7_np_injected.py", "forbidden_construct"),
-    ("cheat_r7_nested_module_name.py", "forbidden_call"),
-    ("cheat_r7_apply_host.py", "forbidden_attribute"),
-    ("cheat_r7_rewrite_attr.py", "forbidden_construct"),
-    ("cheat_r7_class_rewrite.py", "forbidden_construct"),
-    ("cheat_r7_tl_new_attr.py", "forbidden_attribute"),
-    # round 17: dunders bound in a class body (`__class__` as a property, `for __hash__ in
+    ("cheat_jit_call.py", "forbidden_call"),
+    ("cheat_heuristics_fake.py", "forbidden_construct"),
+    ("cheat_kernel_default.py", "forbidden_call"),
+    ("cheat_np_injected.py", "forbidden_construct"),
+    ("cheat_nested_module_name.py", "forbidden_call"),
+    ("cheat_apply_host.py", "forbidden_attribute"),
+    ("cheat_rewrite_attr.py", "forbidden_construct"),
+    ("cheat_class_rewrite.py", "forbidden_construct"),
+    ("cheat_tl_new_attr.py", "forbidden_attribute"),
+    # dunders bound in a class body (`__class__` as a property, `for __hash__ in
     # ...`, `__bool__`, `__str__`) that Triton's launch calls with the policy suspended; a
     # harness mark set by a class; torch as a value in a kernel body; names the interpreter
     # put into the module read where the file bound them only as a parameter (a shell ran);
     # from-imports judged less strictly than attributes (`sys.modules`); TorchScript
-    ("cheat_r17_class_property_global.py", "forbidden_construct"),
-    ("cheat_r17_autotune_key_eq_loop.py", "forbidden_construct"),
-    ("cheat_r17_descriptor_field_bool.py", "forbidden_construct"),
-    ("cheat_r17_reinterpret_dtype_object.py", "forbidden_construct"),
-    ("cheat_r17_annotation_str.py", "forbidden_construct"),
-    ("cheat_r17_watched_flag_grid.py", "forbidden_construct"),
-    ("cheat_r17_kernel_torch_value.py", "forbidden_call"),
-    ("cheat_r17_np_bound_as_parameter.py", "forbidden_construct"),
-    ("cheat_r17_inspect_shell.py", "forbidden_construct"),
-    ("cheat_r17_sys_modules.py", "forbidden_import"),
-    ("cheat_r17_compilation_unit.py", "forbidden_attribute"),
-    # round 18: a tensor handed to a constexpr parameter and its methods called in the body;
+    ("cheat_class_property_global.py", "forbidden_construct"),
+    ("cheat_autotune_key_eq_loop.py", "forbidden_construct"),
+    ("cheat_descriptor_field_bool.py", "forbidden_construct"),
+    ("cheat_reinterpret_dtype_object.py", "forbidden_construct"),
+    ("cheat_annotation_str.py", "forbidden_construct"),
+    ("cheat_watched_flag_grid.py", "forbidden_construct"),
+    ("cheat_kernel_torch_value.py", "forbidden_call"),
+    ("cheat_np_bound_as_parameter.py", "forbidden_construct"),
+    ("cheat_inspect_shell.py", "forbidden_construct"),
+    ("cheat_sys_modules.py", "forbidden_import"),
+    ("cheat_compilation_unit.py", "forbidden_attribute"),
+    # a tensor handed to a constexpr parameter and its methods called in the body;
     # `__doc__` as a property; the interpreter's `np` read by a class body or a top-level
     # line before the file binds it
-    ("cheat_r18_constexpr_tensor_method.py", "forbidden_call"),
-    ("cheat_r18_grid_doc_property.py", "forbidden_construct"),
-    ("cheat_r18_class_body_load_name.py", "forbidden_construct"),
-    ("cheat_r18_module_load_name.py", "forbidden_construct"),
-    # round 19: an autograd Function's `ctx` rebound to torch.Tensor (`ctx.detach = f`), a
+    ("cheat_constexpr_tensor_method.py", "forbidden_call"),
+    ("cheat_grid_doc_property.py", "forbidden_construct"),
+    ("cheat_class_body_load_name.py", "forbidden_construct"),
+    ("cheat_module_load_name.py", "forbidden_construct"),
+    # an autograd Function's `ctx` rebound to torch.Tensor (`ctx.detach = f`), a
     # descriptor rebuilt with `desc.__init__` around an object with a `data_ptr` property
-    ("cheat_r19_ctx_rebind_detach.py", "forbidden_construct"),
-    ("cheat_r19_descriptor_reinit.py", "forbidden_construct"),
+    ("cheat_ctx_rebind_detach.py", "forbidden_construct"),
+    ("cheat_descriptor_reinit.py", "forbidden_construct"),
     ("fault_syntax.py", "syntax_error"),
 ])
 def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, reason):
@@ -236,61 +242,61 @@ def test_static_rules_reject_before_anything_runs(cpu_pool, softmax_task, name, 
     # kernels; Triton's classes are re-read by identity; the interpreter reads a kernel's own
     # def (the string's kernel never runs). `triton.jit(body)` on a top-level def is one of
     # the file's kernels: its body runs watched under the interpreter
-    ("cheat_r7_jit_call.py", "torch_fallback", "aten::_softmax"),
-    ("cheat_r7_type_construct.py", "runtime_error", "not one of the file's @triton.jit defs"),
-    ("cheat_r7_rewrite_attr.py", "runtime_error", "the kernel object's `rewrite` was replaced"),
-    ("cheat_r7_kernel_default.py", "runtime_error", "kernel argument #1 is a `dict`"),
-    ("cheat_r7_heuristics_fake.py", "runtime_error", "around something that is not a kernel"),
-    # (the class found patched before the first output is read: round 19)
-    ("cheat_r7_class_rewrite.py", "timer_tampered", "InterpretedFunction.rewrite"),
-    ("cheat_r7_find_def_docstring.py", "unwritten_output", "never written"),
-    # round 12: files mapped in __init__ to rewrite the dumped outputs after the dump
-    ("cheat_r12_mmap_dumped_outputs.py", "load_error", "file-backed tensors and storages"),
-    ("cheat_r12_repr_host_compute.py", "torch_fallback", "a tensor printed"),
-    ("cheat_r14_alias_package.py", "torch_fallback", "the op policy switched off"),
-    ("cheat_r15_extra_modules_thread.py", "torch_fallback", "a thread started in forward"),
-    # dunders are refused statically since round 17; the runtime checks behind them
+    ("cheat_jit_call.py", "torch_fallback", "aten::_softmax"),
+    ("cheat_type_construct.py", "runtime_error", "not one of the file's @triton.jit defs"),
+    ("cheat_rewrite_attr.py", "runtime_error", "the kernel object's `rewrite` was replaced"),
+    ("cheat_kernel_default.py", "runtime_error", "kernel argument #1 is a `dict`"),
+    ("cheat_heuristics_fake.py", "runtime_error", "around something that is not a kernel"),
+    # (the class found patched before the first output is read)
+    ("cheat_class_rewrite.py", "timer_tampered", "InterpretedFunction.rewrite"),
+    ("cheat_find_def_docstring.py", "unwritten_output", "never written"),
+    # files mapped in __init__ to rewrite the dumped outputs after the dump
+    ("cheat_mmap_dumped_outputs.py", "load_error", "file-backed tensors and storages"),
+    ("cheat_repr_host_compute.py", "torch_fallback", "a tensor printed"),
+    ("cheat_alias_package.py", "torch_fallback", "the op policy switched off"),
+    ("cheat_extra_modules_thread.py", "torch_fallback", "a thread started in forward"),
+    # dunders are refused statically; the runtime checks behind them
     ("cheat_list_subclass_output.py", "not_a_tensor", "not a plain torch.Tensor"),
     ("cheat_grid_index.py", "runtime_error", "the launch grid is tuple ['Lazy']"),
-    # round 17: a callback marked as the harness's own (marks are by identity now), an
+    # a callback marked as the harness's own (marks are by identity now), an
     # autotune key / a reinterpret dtype / a descriptor field that is an object whose
     # dunders Triton calls inside the launch
-    ("cheat_r17_watched_flag_grid.py", "torch_fallback", "aten::_softmax"),
-    ("cheat_r17_autotune_key_eq_loop.py", "runtime_error", "name kernel parameters by strings"),
-    ("cheat_r17_reinterpret_dtype_object.py", "runtime_error", "not a dtype"),
-    ("cheat_r17_descriptor_field_bool.py", "runtime_error", "`.round_f32_to_tf32`"),
-    # round 18: what a tuner iterates and hashes while the launch runs (a duck-typed config,
+    ("cheat_watched_flag_grid.py", "torch_fallback", "aten::_softmax"),
+    ("cheat_autotune_key_eq_loop.py", "runtime_error", "name kernel parameters by strings"),
+    ("cheat_reinterpret_dtype_object.py", "runtime_error", "not a dtype"),
+    ("cheat_descriptor_field_bool.py", "runtime_error", "`.round_f32_to_tf32`"),
+    # what a tuner iterates and hashes while the launch runs (a duck-typed config,
     # a config value whose generated hash reads a property, a dict subclass of heuristics),
     # a tensor as a constexpr, the grid object's attributes read by functools.wraps, and
     # the interpreter's globals (the module no longer gets them)
-    ("cheat_r18_duck_config.py", "runtime_error", "not a triton.Config"),
-    ("cheat_r18_perf_model_config_hash.py", "runtime_error", "kernel argument `TAG`"),
-    ("cheat_r18_heuristics_dict_items.py", "runtime_error", "a plain dict"),
-    ("cheat_r18_constexpr_tensor_method.py", "runtime_error", "got a tensor"),
-    ("cheat_r18_grid_doc_property.py", "unwritten_output", "never written"),
-    ("cheat_r18_class_body_load_name.py", "runtime_error", "name 'np' is not defined"),
-    ("cheat_r18_module_load_name.py", "load_error", "name 'np' is not defined"),
+    ("cheat_duck_config.py", "runtime_error", "not a triton.Config"),
+    ("cheat_perf_model_config_hash.py", "runtime_error", "kernel argument `TAG`"),
+    ("cheat_heuristics_dict_items.py", "runtime_error", "a plain dict"),
+    ("cheat_constexpr_tensor_method.py", "runtime_error", "got a tensor"),
+    ("cheat_grid_doc_property.py", "unwritten_output", "never written"),
+    ("cheat_class_body_load_name.py", "runtime_error", "name 'np' is not defined"),
+    ("cheat_module_load_name.py", "load_error", "name 'np' is not defined"),
     # under the interpreter a launch runs watched but for Triton's own copies: candidate code
     # the launch reaches (a `__class__` property read by `inspect.ismodule`, torch called in
     # a kernel body) is seen without the static rules. An annotation object is no longer
     # printed on the CPU at all (the interpreter is handed the checked def's line and text,
     # and builds no JITFunction to look for it): its `__str__`, the softmax, never runs
-    ("cheat_r17_class_property_global.py", "torch_fallback", "aten::_softmax"),
-    ("cheat_r17_annotation_str.py", "unwritten_output", "never written"),
-    ("cheat_r17_kernel_torch_value.py", "torch_fallback", "aten::_softmax"),
+    ("cheat_class_property_global.py", "torch_fallback", "aten::_softmax"),
+    ("cheat_annotation_str.py", "unwritten_output", "never written"),
+    ("cheat_kernel_torch_value.py", "torch_fallback", "aten::_softmax"),
     ("cheat_interp_python_in_kernel.py", "torch_fallback", "aten::_softmax"),
-    # round 19: a patch of torch.Tensor.detach undone before the request ended (the harness's
+    # a patch of torch.Tensor.detach undone before the request ended (the harness's
     # code is compared before every output is read), a descriptor rebuilt after the launch
     # checked it (its arguments are checked again before Triton copies them back)
-    ("cheat_r19_ctx_rebind_detach.py", "timer_tampered", "Tensor.detach"),
-    ("cheat_r19_descriptor_reinit.py", "runtime_error", "is a `Probe`"),
-    # round 20, behind the static rules: the harness's code compared as each launch copies
+    ("cheat_ctx_rebind_detach.py", "timer_tampered", "Tensor.detach"),
+    ("cheat_descriptor_reinit.py", "runtime_error", "is a `Probe`"),
+    # behind the static rules: the harness's code compared as each launch copies
     # its arguments (a patch put back before the outputs were read ran there)
-    ("cheat_r20_setup_context_new_empty.py", "timer_tampered", "Tensor.new_empty"),
-    ("cheat_r20_apply_override.py", "timer_tampered", "Tensor.new_empty"),
-    ("cheat_r20_own_init_self.py", "timer_tampered", "Tensor.new_empty"),
-    ("cheat_r20_method_self.py", "timer_tampered", "Tensor.new_empty"),
-    ("cheat_r20_desc_base_property.py", "timer_tampered", "TensorDescriptor (its names)"),
+    ("cheat_setup_context_new_empty.py", "timer_tampered", "Tensor.new_empty"),
+    ("cheat_apply_override.py", "timer_tampered", "Tensor.new_empty"),
+    ("cheat_own_init_self.py", "timer_tampered", "Tensor.new_empty"),
+    ("cheat_method_self.py", "timer_tampered", "Tensor.new_empty"),
+    ("cheat_desc_base_property.py", "timer_tampered", "TensorDescriptor (its names)"),
 ])
 def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, softmax_task,
                                                                  name, reason, words):
@@ -300,9 +306,9 @@ def test_cheats_past_the_static_rules_are_still_caught_at_runtime(raw_cpu_pool, 
 
 
 def test_a_worker_whose_torch_was_patched_is_replaced(raw_cpu_pool, softmax_task):
-    """Round 20: a patch found during a launch ends the request *and* the worker: the next
+    """a patch found during a launch ends the request *and* the worker: the next
     candidate (the honest seed) runs in a clean process."""
-    cheat = evaluate(raw_cpu_pool, softmax_task, "cheat_r20_desc_module_patch.py")
+    cheat = evaluate(raw_cpu_pool, softmax_task, "cheat_desc_module_patch.py")
     assert (cheat.accepted, cheat.reason) == (False, "timer_tampered"), cheat.message
     assert "validate_block_shape" in cheat.message
     seed = raw_cpu_pool.evaluate(EvalRequest(task=softmax_task,
@@ -337,30 +343,19 @@ def test_copying_device_values_to_the_host_is_a_torch_fallback():
 
 def test_threads_left_running_are_caught_at_runtime(raw_cpu_pool, softmax_task):
     result = evaluate(raw_cpu_pool, softmax_task, "fault_spawn_thread.py")
-    # started in forward, it is a violation as it starts (round 15); left running, too
+    # started in forward, it is a violation as it starts; left running, too
     assert result.reason in {"threads_spawned", "torch_fallback"}, result.message
     assert "thread" in result.message
 
 
-def test_a_detached_process_is_caught_and_killed_with_the_worker(raw_cpu_pool, softmax_task):
-    import subprocess
-    import time
-
-    def sleepers() -> set[str]:
-        out = subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True, text=True)
-        return set(out.stdout.split())
-
-    before = sleepers()
-    result = evaluate(raw_cpu_pool, softmax_task, "fault_detached_process.py")
-    # in the sandbox no shell runs at all (contained: nothing to reject it for); without
-    # one, the process it started is found
-    assert result.reason in ("subprocess_spawned", "accepted"), result.message
-    # the next candidate gets a fresh process; the old one's process group went with it
-    assert evaluate(raw_cpu_pool, softmax_task, "honest_two_kernels.py").accepted
-    deadline = time.monotonic() + 10
-    while sleepers() - before and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not sleepers() - before
+def test_without_the_rules_a_candidate_writes_its_workers_answer(raw_cpu_pool, softmax_task):
+    """Why writing a file descriptor is refused by the rules although the sandbox contains
+    every file: the candidate's process answers for it over a pipe of its own. With the rules
+    off, a forged answer is what the pool hears (if this ever fails, the answer channel no
+    longer trusts the candidate's process, and `os`/`open` may be allowed whole)."""
+    result = evaluate(raw_cpu_pool, softmax_task, "cheat_forge_answer_os.py")
+    assert not result.accepted
+    assert result.message == "an answer forged by the candidate", result.message
 
 
 def test_uninitialised_allocations_in_checked_calls_are_poisoned():
@@ -388,7 +383,7 @@ def test_uninitialised_allocations_in_checked_calls_are_poisoned():
     ("rmsnorm", "rmsnorm_reduce.py"),  # tl.reduce with a jit combine, static_range
     ("row_sum", "row_sum_scan.py"),  # tl.associative_scan, SM count behind x.is_cuda
     ("cross_entropy", "cross_entropy_libdevice.py"),  # seeded dropout at p=0, libdevice.log
-    # round-21 sweep: libdevice functions were stubs returning None under the interpreter
+    # libdevice functions were stubs returning None under the interpreter
     ("rmsnorm", "rmsnorm_liger_libdevice_rsqrt.py"),  # Liger's autograd.Function, RSTD scratch
     ("add_gelu", "add_gelu_libdevice_erf.py"),  # autotune, an erf GELU helper, cache_modifier
 ])
@@ -418,7 +413,7 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
 
 
 @pytest.mark.parametrize(("sample", "path"), [
-    # round 12's hunt for false rejections (each was rejected before)
+    # false rejections, each once rejected
     ("softmax", "softmax/honest_softmax_staticmethod.py"),  # @staticmethod over @triton.jit
     ("softmax", "softmax/honest_softmax_dict_copy.py"),  # `DEFAULTS.copy()` (`copy` a module name)
     ("add_gelu", "add_gelu/honest_add_gelu_constexpr_grid.py"),  # grid of tl.constexpr ints
@@ -433,7 +428,7 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
     ("add_gelu", "add_gelu/honest_add_gelu_derived_constexpr.py"),
     ("row_sum", "row_sum/honest_row_sum_knob_constexpr.py"),
     ("cross_entropy", "cross_entropy/honest_cross_entropy_is_cuda_constexpr.py"),
-    # round 17's hunt: getattr with a constant name, nn.Linear's reset_parameters, a str
+    # getattr with a constant name, nn.Linear's reset_parameters, a str
     # enum, collections.abc annotations, a kernel default `2 ** 10`
     ("matmul_bias_relu", "matmul/honest_matmul_getattr_bias.py"),
     ("matmul_bias_relu", "matmul/honest_matmul_reset_parameters.py"),
@@ -452,11 +447,11 @@ def test_honest_code_as_engineers_write_it_is_accepted(cpu_pool, sample, path):
 
 
 @pytest.mark.parametrize(("sample", "name", "reasons"), [
-    # round 8: a kernel's 64 partial sums added in Python, the output made by `torch.full`
+    # a kernel's 64 partial sums added in Python, the output made by `torch.full`
     # (no scalar read after a kernel ran)
-    ("cross_entropy", "cheat_r8_host_mean.py", {"torch_fallback"}),
-    # round 9: a counter kept in the lowest bit of a weight (within tolerance)
-    ("rmsnorm", "cheat_r9_state_in_weight.py", {"modified_inputs"}),
+    ("cross_entropy", "cheat_host_mean.py", {"torch_fallback"}),
+    # a counter kept in the lowest bit of a weight (within tolerance)
+    ("rmsnorm", "cheat_state_in_weight.py", {"modified_inputs"}),
 ])
 def test_runtime_cheats_on_other_tasks_are_rejected(cpu_pool, sample, name, reasons):
     from evotui.task import resolve_task
@@ -486,7 +481,7 @@ def test_a_scalar_read_after_a_kernel_ran_is_a_torch_fallback():
 
 
 def test_a_parameter_used_as_scratch_is_rejected_with_a_way_out(cpu_pool, softmax_task):
-    """A documented trade-off of the weights guard (round 9): the message names the parameter
+    """A documented trade-off of the weights guard: the message names the parameter
     and the alternative."""
     result = evaluate(cpu_pool, softmax_task, "tradeoff_param_as_scratch.py")
     assert (result.accepted, result.reason) == (False, "modified_inputs"), result.message
@@ -495,7 +490,8 @@ def test_a_parameter_used_as_scratch_is_rejected_with_a_way_out(cpu_pool, softma
 
 def test_a_task_file_changed_during_a_run_is_refused(cpu_pool, tmp_path):
     """The judge computes references only from the text the task had when it was resolved
-    (round 12: a candidate rewrote task.py on disk and so chose the reference)."""
+    (a candidate that rewrote task.py on disk would choose the reference; the sandbox also
+    keeps the task file out of its reach)."""
     from evotui.task import resolve_task
     from tests.conftest import SAMPLES
 
@@ -511,7 +507,7 @@ def test_a_task_file_changed_during_a_run_is_refused(cpu_pool, tmp_path):
 
 
 def test_a_loss_estimated_from_part_of_each_row_is_a_mismatch(cpu_pool, tmp_path):
-    """Red team round 12: a mean cross-entropy from a quarter of each row's logits (plus a
+    """A mean cross-entropy from a quarter of each row's logits (plus a
     bias correction) was within tolerance on randn logits at 16384 x 1024. The task's logits
     are peaked now, as a language model's are, and the estimate misses the hot classes."""
     from evotui.task import resolve_task
@@ -522,7 +518,7 @@ def test_a_loss_estimated_from_part_of_each_row_is_a_mismatch(cpu_pool, tmp_path
     assert small in text
     (tmp_path / "task.py").write_text(text.replace(
         small, '"cpu_shapes": [{"batch_size": 16384, "num_classes": 1024},'))
-    source = (CANDIDATES / "cross_entropy" / "cheat_r12_ce_subsample.py").read_text()
+    source = (CANDIDATES / "cross_entropy" / "cheat_ce_subsample.py").read_text()
     result = cpu_pool.evaluate(EvalRequest(task=resolve_task(tmp_path), source=source))
     assert (result.accepted, result.reason) == (False, "mismatch"), result.message
 

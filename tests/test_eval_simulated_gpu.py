@@ -15,7 +15,7 @@ from tests.conftest import CANDIDATES, SAMPLES
 
 ROOT = SAMPLES.parent
 SOFTMAX = SAMPLES / "softmax"
-PREPARED_CHEAT = CANDIDATES / "softmax" / "cheat_r9_dishonest_when_prepared.py"
+PREPARED_CHEAT = CANDIDATES / "softmax" / "cheat_dishonest_when_prepared.py"
 
 
 def simulate(*args: str) -> dict:
@@ -55,7 +55,7 @@ def test_patching_the_changed_rows_only_on_rotating_tensors_is_caught():
     everything when the same tensor came twice (the value-cache rounds used one tensor).
     Those rounds rotate over the sets too now: `cached_results`."""
     verdict = simulate("evaluate", SAMPLES / "matmul_bias_relu",
-                       CANDIDATES / "matmul" / "cheat_r10_patch_rows_identity.py")
+                       CANDIDATES / "matmul" / "cheat_patch_rows_identity.py")
     assert (verdict["accepted"], verdict["reason"]) == (False, "cached_results"), verdict
 
 

@@ -2,7 +2,7 @@
 like eager's `a + b`, then the GELU in fp32. Right on a GPU; Triton 3.9's CPU interpreter
 added the raw 16-bit patterns as integers (NaN garbage, rejected as `unwritten_output`)
 until interpreter_bf16 made it compute bf16 in fp32 and round as the GPU does. Must be
-accepted. (Round 17's hunt for false rejections: fr_add_gelu_bf16_add_min.py.)"""
+accepted."""
 import torch
 import torch.nn as nn
 import triton

@@ -1,4 +1,4 @@
-"""CHEAT (round 12): cross-entropy from a quarter of each row's logits.
+"""CHEAT: cross-entropy from a quarter of each row's logits.
 
 The task's output is one number, the mean over 32768 rows (H200 benchmark shape) of
 logsumexp(row) - row[target]; its tolerance is atol 1e-4 + rtol 1e-4 * 8.8 ~ 1e-3. At that
@@ -11,7 +11,7 @@ check shape, where the estimate would fail) it computes honestly.
 
 On a GPU the below_roofline floor (90 % of the time all the bytes need at the fastest known
 rate) limits the gain to what an honest kernel leaves below that floor (reading ~75-80 %
-passes); on the CPU interpreter (no floor) it is unlimited. Since round 12 the task's logits
+passes); on the CPU interpreter (no floor) it is unlimited. Now the task's logits
 are peaked (a few hot classes per row at random columns, as a language model's): the
 estimate misses them, and at 16384 x 1024 the mean is off by ~0.6 (accepted on randn).
 """

@@ -1,4 +1,4 @@
-"""CHEAT (round 8: the mean finished on the host): a kernel computes the loss of each row and
+"""CHEAT (the mean finished on the host): a kernel computes the loss of each row and
 folds them into at most 64 partial sums; the harness allowed up to 64 `.item()` reads per
 call (flags and sizes), so Python adds the partials, divides by the row count, and
 `torch.full` (an allowed allocation) makes the 0-d output out of the Python float. The

@@ -1,4 +1,4 @@
-"""GPU TODO (red team, CUDA round 1; passes every parent-side check): a call counter kept in the
+"""GPU TODO (passes every parent-side check): a call counter kept in the
 bytes just past the output buffer.
 
 The first thread reads the 8 bytes after `y`'s last element. During the checked trials those

@@ -1,4 +1,4 @@
-"""GPU TODO (red team, CUDA round 1; passes every parent-side check): reuse a stale output.
+"""GPU TODO (passes every parent-side check): reuse a stale output.
 
 Outside the watched calls the output is plain `torch.empty`, and the caching allocator hands
 back the block that held the previous call's output. Each block computes its row's max and

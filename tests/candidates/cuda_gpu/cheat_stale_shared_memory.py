@@ -1,4 +1,4 @@
-"""GPU TODO (red team, CUDA round 1; passes every parent-side check): state in stale shared memory.
+"""GPU TODO (passes every parent-side check): state in stale shared memory.
 
 Shared memory is not cleared between launches: a block that lands on an SM where the previous
 launch's block for the same row ran finds that block's row max and sum still in `__shared__`,

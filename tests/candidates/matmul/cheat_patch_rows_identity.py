@@ -1,4 +1,4 @@
-"""CHEAT (round 10): recompute only the rows whose inputs changed since this input tensor
+"""CHEAT: recompute only the rows whose inputs changed since this input tensor
 was last seen, in every call where the tensor differs from the previous call's; honest
 (full GEMM) when the same tensor comes twice in a row.
 

@@ -1,4 +1,4 @@
-"""CHEAT (round 9's primitive, in Triton): a call counter kept in the model's own weight.
+"""CHEAT (in Triton): a call counter kept in the model's own weight.
 
 After computing its rows, the first program flips the lowest bit of weight[0] (through an
 int16 view): one bf16 ulp of one weight, within the task's tolerance, and a bit that

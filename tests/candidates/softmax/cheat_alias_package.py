@@ -1,4 +1,4 @@
-"""Cheat (round 14): dotted-path rules resolve only chains rooted at an import alias.
+"""Cheat: dotted-path rules resolve only chains rooted at an import alias.
 `T = torch` (any non-import root: a variable, `[torch][0]`, `self.t`, a default) makes
 `T.package.sys_importer.import_module(name)` an importer of any module by string:
 os (a shell from __init__), and torch.utils._python_dispatch, whose

@@ -1,4 +1,4 @@
-"""CHEAT (round 7): `Tensor.apply_` runs a Python callable on every element of a CPU tensor
+"""CHEAT: `Tensor.apply_` runs a Python callable on every element of a CPU tensor
 without any aten op, so the op policy never sees the softmax computed in Python; a copy
 kernel moves the result into the output."""
 import math

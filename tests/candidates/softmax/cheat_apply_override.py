@@ -1,6 +1,6 @@
-"""CHEAT (round 20): a `@staticmethod def apply(ctx, fn): ctx.new_empty = fn` overriding
+"""CHEAT: a `@staticmethod def apply(ctx, fn): ctx.new_empty = fn` overriding
 Function.apply: `Patch.apply(torch.Tensor, f)` passes torch.Tensor as ctx. Same launch trick
-as cheat_r20_setup_context_new_empty.py."""
+as cheat_setup_context_new_empty.py."""
 import torch
 import torch.nn as nn
 import triton

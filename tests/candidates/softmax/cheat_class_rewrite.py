@@ -1,4 +1,4 @@
-"""CHEAT (round 7): `self.K = type(kernel); self.K.rewrite = ...` replaces a method of
+"""CHEAT: `self.K = type(kernel); self.K.rewrite = ...` replaces a method of
 Triton's InterpretedFunction class: every launch runs plain Python that calls torch."""
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-# Round 17 (walk): torch.CompilationUnit compiles TorchScript from a string; TorchScript
+# torch.CompilationUnit compiles TorchScript from a string; TorchScript
 # resolves torch.ops.aten.from_file in C++ (no Python attribute, so neither the static rules'
 # `torch.ops` / `from_file` bans nor lockdown's replaced torch.from_file see it).
 # check_source: None. Reads (and, shared=True, maps writable) any file.

@@ -1,4 +1,4 @@
-"""CHEAT (round 19): `ctx.<name> = ...` is allowed in an autograd Function's methods whose
+"""CHEAT: `ctx.<name> = ...` is allowed in an autograd Function's methods whose
 first parameter is `ctx` (jit_rules.ctx_fields) — but nothing checks that `ctx` is still
 the context: `ctx = cls; ctx.detach = fn` patches `torch.Tensor.detach`. The harness's
 `dump_tensor` calls `value.detach()` on every output, outside the op policy: the patched

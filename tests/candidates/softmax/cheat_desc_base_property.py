@@ -1,4 +1,4 @@
-"""CHEAT (round 20): a module-level `def put(self, v): self.base = v` (a `self.` store is
+"""CHEAT: a module-level `def put(self, v): self.base = v` (a `self.` store is
 trusted by name, whatever `self` is) called on the class TensorDescriptor installs a
 property `base` on it (not in leftovers.harness_code: stays for good). Its setter runs when
 GridExecutor._init_args_hst rebuilds each TensorDescriptor argument

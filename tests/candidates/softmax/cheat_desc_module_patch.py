@@ -1,4 +1,4 @@
-"""CHEAT (round 20): a module-level `def put(self, f): self.validate_block_shape = f` (a
+"""CHEAT: a module-level `def put(self, f): self.validate_block_shape = f` (a
 `self.` store is trusted by name, whatever `self` is) called on the module
 `triton.tools.tensor_descriptor` (importable) replaces the function that
 `TensorDescriptor.__post_init__` calls. GridExecutor._init_args_hst rebuilds every

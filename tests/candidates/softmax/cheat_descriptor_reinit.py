@@ -1,4 +1,4 @@
-"""CHEAT (round 19): `.__init__` is an allowed dunder attribute (for `super().__init__()`),
+"""CHEAT: `.__init__` is an allowed dunder attribute (for `super().__init__()`),
 but on any other object it re-initialises it in place: a mutation no assignment rule sees.
 A TMA descriptor argument passes check_kernel_arguments at the launch's entry; the grid
 callable (watched, harmless) then calls `DESC.__init__(Probe(), ...)` on the caller's

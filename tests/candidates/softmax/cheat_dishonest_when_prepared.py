@@ -1,9 +1,9 @@
-"""CHEAT (round 9's class, with any signal): half the rows in the timer's prepared calls
+"""CHEAT (with any signal): half the rows in the timer's prepared calls
 (warm-up and sampled, where values change before each call) and in an A/B's timing; honest
 everywhere else — the trials, the host-synced calls that end timing (the last timed output
 is one of them), the rechecks, the A/B's final call on new values.
 
-Round 9 told those calls apart by the inputs' version counter, which the perturbation no
+A first version told those calls apart by the inputs' version counter, which the perturbation no
 longer moves; other signals may exist. This candidate reads the harness's own frames to
 know (it needs static rules off), so that the check it stands for — one prepared call picked
 at random is judged, in an evaluation and in an A/B — is shown to catch the class whatever

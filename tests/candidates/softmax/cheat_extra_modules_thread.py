@@ -1,4 +1,4 @@
-"""Round 15: `tl.extra.modules` is `sys.modules` (triton/language/extra/__init__.py does
+"""`tl.extra.modules` is `sys.modules` (triton/language/extra/__init__.py does
 `from sys import modules`). threading from there; torch computes the softmax in a thread,
 where the op policy's TorchDispatchMode (thread-local) does not see it. A Triton kernel then
 only copies the answer."""

@@ -1,4 +1,4 @@
-"""CHEAT (round 7): the interpreter takes a kernel's source from the *last* line of the
+"""CHEAT: the interpreter takes a kernel's source from the *last* line of the
 function that starts with `def `. A string in the checked body holds another kernel that
 calls torch.softmax; the closing quotes sit behind a `#`, so both readings parse."""
 import torch

@@ -1,4 +1,4 @@
-"""CHEAT (round 7): `triton.heuristics({})(Fake())` around an object of the candidate's:
+"""CHEAT: `triton.heuristics({})(Fake())` around an object of the candidate's:
 the launch hooks suspend the policy around Heuristics.run, which calls `Fake.run` - torch
 computes the softmax unseen; a real copy kernel moves it to the output."""
 import torch

@@ -1,4 +1,4 @@
-"""CHEAT (CPU interpreter, sandbox escape): as cheat_r17_np_bound_as_parameter, a name bound
+"""CHEAT (CPU interpreter, sandbox escape): as cheat_np_bound_as_parameter, a name bound
 only as a parameter of a function that never runs passes the free-name rule. After the first
 launch the interpreter's `inspect` is a global here; `inspect.getmodule(inspect.getmodule)`
 is the inspect module as a value and `inspect.getattr_static(mod, "os")` reads a module

@@ -1,4 +1,4 @@
-"""CHEAT (round 9: a Triton-interpreter kernel writes arbitrary process memory).
+"""CHEAT (a Triton-interpreter kernel writes arbitrary process memory).
 
 Under TRITON_INTERPRET=1 a kernel's pointers are plain host addresses: `addr.to(
 tl.pointer_type(tl.uint8))` turns any int into a pointer, and `id(obj)` is the address of a

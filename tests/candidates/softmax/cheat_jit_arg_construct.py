@@ -1,4 +1,4 @@
-"""CHEAT (round 7): `type(kernel)(body)` — a kernel object made from a function the kernel rules
+"""CHEAT: `type(kernel)(body)` — a kernel object made from a function the kernel rules
 never saw — passed as a `tl.constexpr` argument (as honest code passes a @triton.jit activation)
 and called from a checked kernel: `body` runs as a device function, with the policy suspended."""
 import torch

@@ -1,4 +1,4 @@
-"""CHEAT (round 7): the kernel is `triton.jit(body)` called, not a decorator. The kernel rules
+"""CHEAT: the kernel is `triton.jit(body)` called, not a decorator. The kernel rules
 checked only `@triton.jit` defs, so `body` - plain Python calling torch.softmax - ran as the
 kernel under the interpreter with the op policy suspended."""
 import torch

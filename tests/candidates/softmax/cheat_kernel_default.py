@@ -1,4 +1,4 @@
-"""CHEAT (round 7): a kernel parameter's default is an object (a dict holding torch.softmax
+"""CHEAT: a kernel parameter's default is an object (a dict holding torch.softmax
 and the tensors); the kernel rules let a body read its parameters, and only passed arguments
 were type-checked at launch: the body calls torch with the policy suspended."""
 import torch

@@ -1,4 +1,4 @@
-"""CHEAT (round 13): attribute access by string through `match` class patterns.
+"""CHEAT: attribute access by string through `match` class patterns.
 
 `case object(name=v)` is `getattr(subject, "name")` with no `ast.Attribute` in the tree: the
 attribute rules (private names, banned modules like `torch.utils`, `f_back`, ...) never see

@@ -1,4 +1,4 @@
-"""CHEAT (round 13): the `if __name__ == "__main__":` block the static rules skip runs anyway.
+"""CHEAT: the `if __name__ == "__main__":` block the static rules skip runs anyway.
 
 `_without_main_block` keeps the block (and checks it) only when the file *binds* `__name__`,
 looking for Name stores, args, import aliases and global/nonlocal. A `match` capture pattern

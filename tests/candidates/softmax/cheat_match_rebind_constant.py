@@ -1,4 +1,4 @@
-"""CHEAT (round 13, CPU interpreter): a module constant rebound by a `match` capture.
+"""CHEAT (CPU interpreter): a module constant rebound by a `match` capture.
 
 The kernel rules let a kernel read module constants bound once to a number
 (`kernel_rules._bindings`, `jit_rules._top_level_names`), counting Name stores only. A

@@ -1,6 +1,6 @@
-"""CHEAT (round 20): any method of the file's own class called on the class with another
+"""CHEAT: any method of the file's own class called on the class with another
 object as `self`: `Patch.put(torch.Tensor, f)` runs `self.new_empty = f` on torch.Tensor (a `self.`
-store is allowed everywhere). Same launch trick as cheat_r20_setup_context_new_empty.py."""
+store is allowed everywhere). Same launch trick as cheat_setup_context_new_empty.py."""
 import torch
 import torch.nn as nn
 import triton

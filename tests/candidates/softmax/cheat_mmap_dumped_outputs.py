@@ -1,6 +1,6 @@
-"""CHEAT (round 12): write the harness's dumped output files from candidate code.
+"""CHEAT: write the harness's dumped output files from candidate code.
 
-(Round 12; now `from_file` and `file_name` are banned names, the storage functions refuse
+(Now `from_file` is a banned name, the storage functions refuse
 in the worker, and the judge checks each dumped file's sha256.) `__file__` is a banned name,
 but a kernel's `file_name` was not: it is `<scratch>/candidate.py`, the lane's scratch folder
 where the worker dumps every output it hands to the judge (`<prefix>_<i>.bin`, raw bytes,

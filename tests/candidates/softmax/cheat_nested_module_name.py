@@ -1,4 +1,4 @@
-"""CHEAT (round 7): the module-level object is bound inside `if True:`; the kernel rules
+"""CHEAT: the module-level object is bound inside `if True:`; the kernel rules
 looked only at top-level assignments for objects a kernel must not read."""
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""CHEAT (CPU interpreter): round 7 closed Triton's interpreter copying its globals (`np`,
+"""CHEAT (CPU interpreter): the rules closed Triton's interpreter copying its globals (`np`,
 `inspect`, `time`, `_interpreter`, ...) into the candidate's module by requiring every name
 the file reads to be bound somewhere in the file. "Somewhere" includes a parameter of a
 function that never runs: `def _unused(np=None)` binds `np` for the rule, while at module

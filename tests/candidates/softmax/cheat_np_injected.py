@@ -1,4 +1,4 @@
-"""CHEAT (round 7): Triton's interpreter copies its own module globals (`np`, `inspect`,
+"""CHEAT: Triton's interpreter copies its own module globals (`np`, `inspect`,
 `time`, ...) into the module of every kernel it runs. After a first launch the bare name `np`
 exists here: numpy computes the softmax on the tensors' memory (no aten op for the policy to
 see) and a copy kernel moves it into the output (so the ghost replay is wrong)."""

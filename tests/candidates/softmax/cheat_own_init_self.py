@@ -1,7 +1,7 @@
-"""CHEAT (round 20): `Own.__init__(obj, f)` is allowed by static_rules._own_init (own class
+"""CHEAT: `Own.__init__(obj, f)` is allowed by static_rules._own_init (own class
 name as receiver) and the body's `self.new_empty = f` is a `self.` store, allowed anywhere:
 with `obj = torch.Tensor` it patches torch.Tensor. Same launch trick as
-cheat_r20_setup_context_new_empty.py (patch new_empty around the launch, restore before return)."""
+cheat_setup_context_new_empty.py (patch new_empty around the launch, restore before return)."""
 import torch
 import torch.nn as nn
 import triton

@@ -1,4 +1,4 @@
-"""CHEAT (round 12): the answer computed in Python on the host, its inputs read through
+"""CHEAT: the answer computed in Python on the host, its inputs read through
 `str(tensor)`.
 
 Printing a tensor runs inside torch's `_disable_current_modes()`: the op policy records

@@ -1,4 +1,4 @@
-"""CHEAT (round 7): `self.k = kernel; self.k.rewrite = lambda: body` - an attribute
+"""CHEAT: `self.k = kernel; self.k.rewrite = lambda: body` - an attribute
 assignment rooted at `self` was allowed at any depth: the interpreter asks the kernel object
 for its rewritten function and gets plain Python that calls torch."""
 import torch

@@ -1,4 +1,4 @@
-"""CHEAT (round 20): an autograd Function that defines `setup_context` gets its `forward`
+"""CHEAT: an autograd Function that defines `setup_context` gets its `forward`
 called WITHOUT a context: `forward(ctx, f)` receives the first argument of `.apply` as
 `ctx`. ctx_fields trusts `ctx.new_empty = f` (first parameter named ctx, never rebound,
 class used only via `.apply`), so `Patch.apply(torch.Tensor, f)` patches torch.Tensor.

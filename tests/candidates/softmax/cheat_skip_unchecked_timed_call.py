@@ -1,9 +1,9 @@
-"""CHEAT (round 9: the first timed call on the CPU is never checked).
+"""CHEAT (the first timed call on the CPU is never checked).
 
 On the CPU the interpreter times exactly two calls (`time_interpreter(calls=2)`) on one input
 set, and the reported time is their median, i.e. their mean. Only the *last* timed output is
 judged; the first one is poisoned and dropped unseen. The first timed call is recognisable:
-round 9 read the inputs' version counter (the perturbation no longer moves it); counting calls
+a first version read the inputs' version counter (the perturbation no longer moves it); counting calls
 does as well (the model for the timed shape makes one trial, then its second call is timed). In that call the candidate launches its kernel on a
 one-program grid (one row computed, the rest garbage): the launch count per call is the same,
 no torch op is run, but the call does ~1/n_rows of the work. The reported interpreter time

@@ -1,4 +1,4 @@
-# Round 17 (walk): `from triton.language.extra import modules` is sys.modules (triton does
+# `from triton.language.extra import modules` is sys.modules (triton does
 # `from sys import modules`). The ImportFrom rule checks MODULE_NAMES and paths, not the
 # names module_reach.reachable_modules() finds (the attribute rule does: `tl.extra.modules`
 # is refused). check_source: None.

@@ -1,4 +1,4 @@
-"""CHEAT (round 7): `self.lang = tl; self.lang.softmax_rows = f` puts a Python function on
+"""CHEAT: `self.lang = tl; self.lang.softmax_rows = f` puts a Python function on
 triton.language; a kernel calls `tl.softmax_rows(...)` (any `tl.` call passed the kernel rules)
 and f computes with torch while the policy is suspended."""
 import torch

@@ -1,4 +1,4 @@
-"""CHEAT (round 7): `type(kernel)(body)` builds a new kernel object from a plain function
+"""CHEAT: `type(kernel)(body)` builds a new kernel object from a plain function
 the kernel rules never saw (one-argument `type()` is allowed); launched, `body` calls torch
 with the policy suspended."""
 import torch

@@ -1,4 +1,4 @@
-"""CHEAT (round 8: torch in the timed calls the CPU interpreter never watched): on the CPU
+"""CHEAT (torch in the timed calls the CPU interpreter never watched): on the CPU
 the timed calls ran with no op policy at all (on a GPU a random tenth are watched), and
 the interpreter's wall time ranks candidates there. The candidate told those calls apart
 by the input's version counter (the perturbation no longer moves it); it counts calls now:

@@ -1,4 +1,4 @@
-"""CHEAT (round 8, needs a GPU: the A/B comparison is never watched). `EvaluatorPool.compare`
+"""CHEAT (needs a GPU: the A/B comparison is never watched). `EvaluatorPool.compare`
 builds fresh models and times them with `CudaTimer.interleaved`, which takes no watch
 callback, then re-checks one more call per model after new values: no call of the
 comparison runs under the op policy, and no allocation is poisoned. An instance whose very
@@ -7,7 +7,7 @@ first call finds its fresh allocation unpoisoned is therefore in a comparison (i
 `torch.softmax` (one tiny kernel launch each call), which wins the A/B "gain" and passes
 `Judge.check_ab`, since the outputs are right.
 
-Closed (session 4): a comparison's first call of each model is poisoned and watched (as a
+Closed: a comparison's first call of each model is poisoned and watched (as a
 trial is), a random share of the interleaved samples and the final call run under the op
 policy, and `check_ab` rejects what they recorded as `torch_fallback`. Watching only the
 final call would not be enough: the refill before it bumps the inputs' `_version`, which a

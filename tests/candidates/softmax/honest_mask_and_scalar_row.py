@@ -1,4 +1,4 @@
-"""Round 21 honest sweep: `from triton import jit, autotune`, a row-validity mask written as a
+"""`from triton import jit, autotune`, a row-validity mask written as a
 block comparison `&` a scalar one (Triton 3.9's interpreter made that an int32 mask and refused
 it; a GPU reads it as a boolean mask)."""
 import torch

@@ -1,7 +1,7 @@
 """TRADE-OFF (honest, rejected): the per-row max and sum go through a scratch tensor the model
 holds as an nn.Parameter (requires_grad=False); rewritten every call, it carries nothing from
 one call to the next. Parameters are compared between timed calls (a weight's low bits can
-hold a counter, red team round 9), so this is `modified_inputs`, with a message that names
+hold a counter), so this is `modified_inputs`, with a message that names
 the parameter and says to use a buffer (register_buffer) or per-call scratch instead."""
 
 import torch
