@@ -144,6 +144,7 @@ async def test_the_quit_dialog_count_moves_while_it_asks_and_ctrl_c_opens_it():
         await pilot.pause(0.8)
         label = app.screen.query_one("#question")
         assert "(8 of 30 evaluated)" in str(label.render())
+        assert "8/30 evaluated" in app.screen_stack[0].query_one(StatusLine).text  # under it
         await pilot.press("ctrl+c")  # asked already: still one dialog
         await pilot.pause(0.1)
         assert sum(isinstance(s, ConfirmQuitScreen) for s in app.screen_stack) == 1

@@ -146,8 +146,9 @@ class EvotuiApp(App[int]):
 
     def tick(self) -> None:
         """Take one frame from the feed and draw it (the 10 Hz timer)."""
-        if len(self.screen_stack) > 1:
-            return  # a form is open: the feed keeps what changes until it closes
+        if len(self.screen_stack) > 1:  # a form is open: the feed keeps what changes until
+            self._status_under_form()  # it closes; only the status line stays current
+            return
         try:
             frame = self.feed.take()
             if frame is not None:
@@ -162,6 +163,14 @@ class EvotuiApp(App[int]):
                 self._ui_error_shown = True
                 self.notify(f"display error: {type(e).__name__}: {e} (details in the log)",
                             severity="error", timeout=15)
+
+    def _status_under_form(self) -> None:
+        try:
+            status = self.feed.status()
+            self.screen_stack[0].query_one(StatusLine).show(
+                status, self.run_state(status), self.in_flight(status))
+        except Exception:  # never let the status line break a form
+            log.exception("refreshing the status line failed")
 
     def _apply(self, frame: Frame) -> None:
         self.frames += 1
