@@ -182,3 +182,46 @@ def test_a_resumed_run_goes_on_from_its_failed_generation_zero_attempts(cpu_pool
     # the resumed prompt carries the mismatch of the first session; numbering goes on
     assert "mismatch" in prompts[0] and "attempt 1" in prompts[0]
     assert any("attempt 2 of 3" in e.message for e in events if e.kind == "status")
+
+
+# ---- through `evotui run`, headless ---------------------------------------------------------
+
+def run_headless(task: Path, fake: FakeOllama, pool, out: Path) -> tuple[int, str]:
+    import io
+
+    from rich.console import Console
+
+    from evotui import headless
+    from evotui.engine.session import RunOptions
+
+    err = io.StringIO()
+    options = RunOptions(task=str(task), device="cpu", iterations=1, mutator="llm",
+                         ollama_host=fake.url, out=str(out), memory_k=0, llm_backoff=0.01)
+    code = asyncio.run(headless.arun(options, evaluator=pool, out=io.StringIO(),
+                                     console=Console(file=err, width=200)))
+    return code, err.getvalue()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVOTUI_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_evotui_run_without_a_seed_shows_generation_zero_being_written(cpu_pool, home, tmp_path):
+    variant = RELU.replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 512")
+    with FakeOllama(default=lambda req: fenced(variant, "Larger blocks.")) as fake:
+        fake.script(fenced(SYNTAX_ERROR), fenced(RELU))
+        code, shown = run_headless(relu_task(tmp_path), fake, cpu_pool, tmp_path / "run")
+    assert code == 0, shown
+    assert "writing generation 0 from the reference with qwen2.5-coder:7b (attempt 1 of 6)" in shown
+    assert "generation 0 attempt 1 failed (unusable answer (syntax_error))" in shown
+    assert "(generation 0 by qwen2.5-coder:7b): accepted" in shown
+
+
+def test_evotui_run_exits_1_when_no_generation_zero_is_accepted(cpu_pool, home, tmp_path):
+    with FakeOllama(default=lambda req: "A Triton kernel would do it.") as fake:
+        code, shown = run_headless(relu_task(tmp_path), fake, cpu_pool, tmp_path / "run")
+        asked = len(fake.requests_to("/api/chat"))
+    assert code == 1 and asked == 6
+    assert "no accepted generation 0 after 6 attempts: unusable answer (no_code)" in shown
