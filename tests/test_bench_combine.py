@@ -66,7 +66,7 @@ def test_a_missing_sample_is_never_counted_as_met(tmp_path):
 
 
 def test_a_search_with_memory_on_is_shown_and_can_meet_the_matmul_target():
-    """Session 3's H200 figures: the pure search stays short of torch.compile on the GEMM,
+    """The H200 figures recorded on 2026-11-30: the pure search stays short of torch.compile on the GEMM,
     the same budget with the advice library on (cold-start pack) passes it."""
     p = _combine(RESULTS / "2026-11-30-s3-h200x2")
     assert p.returncode == 0, p.stderr

@@ -260,8 +260,8 @@ def test_in_a_checked_call_the_harness_buffers_start_poisoned(rmsnorm, launches)
 
 
 def test_the_weights_a_cuda_model_holds_are_guarded(rmsnorm, launches):
-    """A kernel that writes into the task's weights (round 9 laundered the address past the
-    PTX rules) is seen between timed calls: the guard knows the harness-built model's weights."""
+    """A kernel that writes into the task's weights (a candidate once laundered the address
+    past the PTX rules) is seen between timed calls: the guard knows the harness-built model's weights."""
     from evotui.eval.weight_guard import WeightGuard
 
     model, _ = build(rmsnorm)

@@ -63,7 +63,7 @@ def test_the_prompt_example_passes():
     ("#include <stdio.h>\n", "", "forbidden_import", "stdio.h"),
     ('#include "../../etc/passwd"\n', "", "forbidden_import", "passwd"),
     ("#include </usr/include/unistd.h>\n", "", "forbidden_import", "unistd"),
-    # red team, CUDA round 1: what hid from the rules that read the text
+    # what hid from the rules that read the text
     ('#define H "/etc/hostname"\n#include H\n', "", "forbidden_import", "<H>"),
     ("%:include <stdio.h>\n", "", "forbidden_import", "stdio.h"),
     ('#inc\\\nlude "/etc/hostname"\n', "", "forbidden_import", "hostname"),
@@ -127,7 +127,7 @@ def test_missing_settings_and_syntax():
 
 
 # -- the PTX rules (ptx_rules.py): what the compiled code does, whatever the spelling ----------
-# Each of these passed the source rules above (red team, CUDA round 1) and compiled.
+# Each of these passed the source rules above and compiled.
 PTX_CHEATS = [
     ("define_clock", "#define CLK clock64\n", "long long t = CLK(); if (i < n) y[i] = t ? x[i] : 0.f;",
      "%clock64"),

@@ -56,7 +56,7 @@ def test_a_hang_times_out_and_the_pool_recovers(cpu_pool, softmax_task):
 @pytest.mark.parametrize(("name", "reason"), [
     ("fault_exit.py", "crashed"),
     ("fault_kill.py", "crashed"),
-    # started in forward: a violation as it starts (round 15), else left running
+    # started in forward: a violation as it starts, else left running
     ("fault_spawn_thread.py", "torch_fallback|threads_spawned"),
     ("fault_spawn_thread_init.py", "threads_spawned"),
 ])

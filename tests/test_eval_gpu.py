@@ -71,11 +71,11 @@ def test_gpu_cheats_are_rejected(gpu_pool, softmax_task, name, reasons):
 
 
 def test_gpu_value_keyed_cache_never_profits(gpu_pool, softmax_task):
-    """Every value of a timed set changes before each timed call (round 11), so a cache keyed
+    """Every value of a timed set changes before each timed call, so a cache keyed
     on a few input values never hits a timed call: the cheat computes (and clones) every time.
     It may hit in the value-cache guard's "same values" calls, whose outputs are not judged;
     there the copy moves as many bytes as the softmax, so the guard cannot see it either.
-    Until round 11 it was rejected (its key missed the one perturbed element); now it must be
+    With one element perturbed it was rejected (its key missed that element); now it must be
     rejected or, accepted, be no faster than the honest seed."""
     cheat = run(gpu_pool, softmax_task, "cheat_value_keyed_cache.py")
     if not cheat.accepted:

@@ -34,7 +34,7 @@ def test_the_seed_passes_the_gpu_path():
 
 @pytest.mark.parametrize("mode", ["evaluate", "ab"])
 def test_half_the_work_in_the_prepared_calls_is_caught(mode):
-    """Round 9: a candidate that knows which calls are the timer's prepared ones (warm-up and
+    """A candidate that knows which calls are the timer's prepared ones (warm-up and
     sampled) computed half the rows there and was honest in every call that was judged. One
     prepared call picked at random is judged now, in an evaluation and in an A/B."""
     if mode == "evaluate":
@@ -50,7 +50,7 @@ def test_half_the_work_in_the_prepared_calls_is_caught(mode):
 
 
 def test_patching_the_changed_rows_only_on_rotating_tensors_is_caught():
-    """Round 10: a GEMM recomputed only the row blocks that changed whenever its input was
+    """A GEMM recomputed only the row blocks that changed whenever its input was
     another tensor than the previous call's (the timed calls rotate over input sets), and
     everything when the same tensor came twice (the value-cache rounds used one tensor).
     Those rounds rotate over the sets too now: `cached_results`."""

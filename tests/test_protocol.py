@@ -7,7 +7,7 @@ import pytest
 
 def test_a_dumped_output_rewritten_after_the_dump_is_refused(tmp_path):
     """The worker records each dumped file's sha256 as it writes it; the judge reloads only
-    those bytes (round 12: a candidate mapped the dump files and fixed them a call later)."""
+    those bytes (a candidate mapped the dump files and fixed them a call later)."""
     import torch
 
     from evotui.eval.protocol import TamperedOutput, TensorMeta, dump_tensor, load_tensor

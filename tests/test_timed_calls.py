@@ -13,7 +13,7 @@ SHAPE = {"batch_size": 16, "dim": 512}
 
 
 def test_every_value_of_the_next_set_changes_and_no_version_counter_moves():
-    """Rounds 10 and 11: with one element changed per call, a GEMM recomputed only the row
+    """With one element changed per call, a GEMM recomputed only the row
     blocks that changed. Now each timed call's set holds entirely new values, those the
     judge regenerates from (seed, changes), written without moving `_version`."""
     task = load_module(SAMPLES / "softmax" / "task.py", "evotui_task")

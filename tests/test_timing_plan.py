@@ -282,7 +282,7 @@ def test_a_timing_graph_rotates_over_the_input_sets_a_whole_number_of_times():
 
 
 def test_a_perturbation_leaves_the_version_counter():
-    """Round 9: the perturbation before each prepared call moved an input's `_version` by
+    """The perturbation before each prepared call once moved an input's `_version` by
     one, the timer's other calls by none; a candidate computed half the rows on +1 calls.
     Written through another tensor on the same storage, it moves no counter, and lands where
     the judge's replay puts it (strided inputs too)."""
