@@ -12,7 +12,6 @@ import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
-
 from triton.language.extra import libdevice
 
 UNSLOTH_FUSED = os.environ.get("UNSLOTH_DISABLE_FUSED_GELU", "0") != "1"
