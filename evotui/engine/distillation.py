@@ -289,6 +289,8 @@ async def after_run(engine: Engine) -> dict[str, Any]:
     facts = RunFacts(run=run, gpu=engine.device_info.get("name") or None,
                      arch=engine.device_info.get("arch"), interpreter=engine.evaluator.is_cpu)
     info = await asyncio.to_thread(task_info, engine.task, facts.interpreter)
+    query = engine.facts.query_meta(engine.task.meta)  # a file-named task: what it computes
+    info = replace(info, kind=query.kind, tags=query.tags)
     mutations = successful_mutations(engine.state, info, facts, cfg.distill_min_gain)
     mutations, checked = await confirm(mutations, engine.state, engine.evaluator, engine.task,
                                        cfg.distill_min_gain)
