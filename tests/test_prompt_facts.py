@@ -147,7 +147,8 @@ def test_a_repeating_model_is_told_what_it_tried_and_sampled_hotter(cpu_pool, tm
     steered = [b["messages"][-1]["content"] for b in bodies[3:]]
     for user in steered:
         assert "Your last" in user and "answers gave no new program" in user
-        assert "Already tried from this program" in user and "Use four warps per row" in user
+        assert "Already tried (do not propose these again)" in user
+        assert "Use four warps per row" in user
         assert "Propose a different kind of change" in user
         assert "\n- seed\n" not in user  # the seed's copies are not changes that were tried
     # the block and warp knobs were what it tried: another kind of change is asked for
