@@ -30,6 +30,7 @@ DIALECTS = {
                "backends/triton_backend/kernel_rules.py", "backends/triton_backend/scope_rules.py",
                "backends/triton_backend/receiver_rules.py",
                "backends/triton_backend/module_reach.py", "backends/triton_backend/ast_paths.py",
+               "backends/triton_backend/stdlib_rules.py",
                "backends/triton_backend/text_rules.py"],
     "cuda": ["backends/cuda_backend/static_rules.py", "backends/cuda_backend/ptx_rules.py"],
     "runtime": ["evotui/eval/lockdown.py", "evotui/eval/op_policy.py"],
