@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from evotui.cli_common import fail, no_sandbox_option
+from evotui.cli_common import allow_torch_option, fail, no_sandbox_option, shape_option
 from evotui.eval.sandbox_state import sandbox_state
 from evotui.task import TaskError, resolve_task
 from evotui.task_preflight import preflight
@@ -75,9 +75,11 @@ def main() -> None:
 @click.option("--sanitize/--no-sanitize", default=True, show_default=True,
               help="CUDA C candidates: run an accepted one under compute-sanitizer (memcheck) "
                    "when the tool is installed; a memory error rejects it.")
+@shape_option
+@allow_torch_option
 @no_sandbox_option
 def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: float, trials: int,
-          sanitize: bool) -> None:
+          sanitize: bool, shape: dict | None, allow_torch: list[str] | None) -> None:
     """Check CANDIDATE against TASK and time it.
 
     The candidate runs in a worker process; its outputs are compared with the task's
@@ -87,7 +89,7 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
     from evotui.eval import EvalRequest, EvaluatorPool
 
     try:
-        task_ref = resolve_task(task)
+        task_ref = resolve_task(task, shape=shape, allow_torch=tuple(allow_torch or ()))
     except TaskError as e:
         _fail(str(e), as_json, "task_error")
     try:
@@ -103,9 +105,11 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
         _fail(str(e), as_json)
     with pool:
         try:
-            preflight(task_ref, pool.is_cpu)
+            shape_note = preflight(task_ref, pool.is_cpu)
         except TaskError as e:
             _fail(str(e), as_json, "task_error")
+        if shape_note:
+            err.print(shape_note, markup=False)
         sandbox = sandbox_state(pool)
         if sandbox.problem:
             _fail(sandbox.problem, as_json, "sandbox_unavailable")

@@ -8,6 +8,7 @@ import inspect
 import logging
 import math
 import operator
+import warnings
 from typing import Any
 
 from evotui.seed.graph import Graph, Node, NotDerivable
@@ -44,8 +45,10 @@ def export_model(model: Any, inputs: list[Any]) -> Any:
                  "torch.fx.experimental.symbolic_shapes"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
-        ep = torch.export.export(model, tuple(inputs), strict=False)
-        return ep.run_decompositions()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ep = torch.export.export(model, tuple(inputs), strict=False)
+            return ep.run_decompositions()
     except Exception as e:  # noqa: BLE001 - any tracing failure is a reason, not a crash
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise NotDerivable(f"the reference could not be traced ({type(e).__name__}: "
