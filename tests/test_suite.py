@@ -28,6 +28,30 @@ from tests.engine_helpers import FakeEvaluator
 pytestmark = pytest.mark.timeout(240)
 
 BROKEN_TASK = "import not_a_module_xyz  # like a KernelBench file whose dependency is missing\n"
+# KernelBench's layout and naming, no seed next to it: the run derives one
+SEEDLESS_TASK = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+N = 16
+D = 1024
+
+
+def get_inputs():
+    return [torch.randn(N, D)]
+
+
+def get_init_inputs():
+    return []
+"""
 
 
 @pytest.fixture
@@ -53,12 +77,16 @@ def run_suite(out: Path, paths: list[str], evaluator, budget: int = 1) -> tuple[
 
 
 def test_cpu_suite_runs_each_problem_as_a_run_directory(cpu_pool, home, tmp_path, broken):
+    (broken.parent / "19_ReLU.py").write_text(SEEDLESS_TASK)
     out = tmp_path / "suite"
-    complete, data, md = run_suite(out, [str(broken), str(SAMPLES / "add_gelu"),
+    complete, data, md = run_suite(out, [str(broken.parent), str(SAMPLES / "add_gelu"),
                                          str(SAMPLES / "row_sum")], cpu_pool)
     assert complete
     by = {p["name"]: p for p in data["problems"]}
-    assert list(by) == ["0_broken", "add_gelu", "row_sum"]
+    assert list(by) == ["0_broken", "19_ReLU", "add_gelu", "row_sum"]
+    relu = by.pop("19_ReLU")
+    assert relu["status"] == "accepted" and relu["seed_source"] == "derived"
+    assert relu["seed_detail"].startswith("derived from the reference")
     # the problem that cannot start comes first and does not stop the others
     assert by["0_broken"]["status"] == "could_not_start"
     assert "No module named 'not_a_module_xyz'" in by["0_broken"]["reason"]
@@ -73,7 +101,7 @@ def test_cpu_suite_runs_each_problem_as_a_run_directory(cpu_pool, home, tmp_path
         assert (run_dir / "best.py").is_file()
         assert load_checkpoint(run_dir)["task"].endswith(f"{name}/task.py")  # --resume opens it
     s = data["summary"]
-    assert s["problems"] == 3 and s["accepted"] == 2 and s["evaluations"] == 2
+    assert s["problems"] == 4 and s["accepted"] == 3 and s["evaluations"] == 3
     assert s["could_not_start"] == [{"name": "0_broken", "reason": by["0_broken"]["reason"]}]
     assert s["fast_p"] == {"eager": None, "compile": None} and "CPU interpreter" in s["na"]["eager"]
     assert "| add_gelu | accepted | seed.py | n/a | n/a |" in md
@@ -126,6 +154,22 @@ def test_gpu_figures_give_fast_p_and_geomean_per_baseline(home, tmp_path, broken
     assert "| row_sum | accepted | seed.py | 0.90× | n/a | 40 % | 1 |" in md
     assert ("Against torch.compile, without a measured speedup (counted as not faster): "
             "row_sum (torch.compile could not be timed for this reference on the judge).") in md
+
+
+def test_allow_torch_reaches_each_run_and_the_suite_marks_it(home, tmp_path):
+    out = tmp_path / "suite"
+    run = open_suite(out, discover([str(SAMPLES / "add_gelu")]),
+                     SuiteSettings(Budget(1), device="cpu", allow_torch=("aten::convolution",)))
+    assert asyncio.run(SuiteRunner(run, FiguresEvaluator()).run_all())
+    data = json.loads((out / "suite.json").read_text())
+    (p,) = data["problems"]
+    assert p["allow_torch"] == ["aten::convolution"] and p["allow_torch_option"]
+    assert data["summary"]["allow_torch"] == [{"name": "add_gelu", "ops": ["aten::convolution"],
+                                               "from_option": True}]
+    assert load_checkpoint(out / "add_gelu")["run"]["allow_torch"] == ["aten::convolution"]
+    md = (out / "suite.md").read_text()
+    assert "| add_gelu (allow-torch: aten::convolution) | accepted |" in md
+    assert "- add_gelu: aten::convolution (--allow-torch)" in md
 
 
 # ---- Ctrl-C, then the same command again ------------------------------------------------
@@ -223,6 +267,9 @@ def test_mistakes_get_one_line(home, tmp_path):
     assert code == 2 and text.strip() == f"error: nothing to resume in {tmp_path}: no suite.json"
     code, text = _cli()
     assert code == 2 and "give PROBLEMS" in text
+    code, text = _cli("--resume", str(tmp_path), "--budget", "3", "--shape", "N=4")
+    assert code == 2 and text.startswith("error: --budget, --shape cannot be combined with "
+                                         "--resume")
     listing = tmp_path / "list.txt"
     listing.write_text("softmax\n")
     code, text = _cli(str(listing))
@@ -263,8 +310,10 @@ def test_a_time_budget_stops_each_problem_and_says_so(home, tmp_path):
     md = (tmp_path / "suite" / "suite.md").read_text()
     assert "1.5s per problem" in md and "(time budget reached)" in md
     # --resume of a finished suite starts no evaluator: it says so and gives the summary
-    code, text = _cli("--resume", str(tmp_path / "suite"))
+    code, text = _cli("--resume", str(tmp_path / "suite"), "--json")
     assert code == 0 and "every problem of" in text and "accepted 1 of 1" in text
+    last = json.loads(text.strip().splitlines()[-1])
+    assert last["accepted"] == 1 and last["suite"] == str(tmp_path / "suite" / "suite.json")
     assert json.loads((tmp_path / "suite" / "suite.json").read_text())["problems"] == [p]
 
 
@@ -274,8 +323,8 @@ def test_problems_run_at_once_on_a_dask_cluster(home, tmp_path):
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   resources={"GPU": 1}, dashboard_address=":0") as cluster:
-        settings = SuiteSettings(Budget(1), device="cpu", scheduler=cluster.scheduler_address,
-                                 jobs=2)
+        # no jobs given: one problem per GPU worker
+        settings = SuiteSettings(Budget(1), device="cpu", scheduler=cluster.scheduler_address)
         run = open_suite(tmp_path / "suite", discover([str(SAMPLES / "add_gelu"),
                                                        str(SAMPLES / "row_sum")]), settings)
         pool, warning = open_evaluator(settings)

@@ -6,14 +6,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
-from evotui.cli_common import NonEmptyPath, fail, no_sandbox_option
+from evotui.cli_common import (
+    NonEmptyPath,
+    allow_torch_option,
+    fail,
+    no_sandbox_option,
+    shape_option,
+)
 
 SUITE_HELP = """Run every problem of PROBLEMS headless, one ordinary run directory each, and
 score the suite with KernelBench's fast_p.
@@ -43,9 +52,13 @@ skips the finished problems and resumes the interrupted one from its checkpoint.
 Problems that could not start are tried again; a finished problem is not, even with a
 larger --budget (continue its run: `evotui run --resume DIR/NAME --iterations N`).
 
-Problems run one after another; each spreads its evaluations over every GPU of the host
-(or, with --scheduler, over the GPU workers of a Dask cluster, one evaluation per GPU).
---jobs N runs N problems at once, each with a share of the GPUs.
+--allow-torch and --shape apply to every problem; suite.md marks each problem that ran
+with torch ops allowed (by --allow-torch or by the task's own EVOTUI metadata).
+
+Locally, problems run one after another, each spreading its evaluations over every GPU of
+the host. With --scheduler, one problem per GPU worker of the Dask cluster runs at once
+(one problem a job), its evaluations placed on whichever GPU is free. --jobs N runs N
+problems at once, each with a share of the GPUs.
 """
 
 
@@ -74,10 +87,6 @@ def _default_out(args: tuple[Path, ...], problems: list) -> Path:
     return root / f"{label or 'suite'}-{digest.hexdigest()[:8]}"
 
 
-def _ops(value: str | None) -> tuple[str, ...]:
-    return tuple(op.strip() for op in (value or "").split(",") if op.strip())
-
-
 @click.command("suite", help=SUITE_HELP)
 @click.argument("problems", nargs=-1, type=NonEmptyPath(path_type=Path))
 @click.option("--budget", type=click.IntRange(min=0), default=None,
@@ -102,39 +111,33 @@ def _ops(value: str | None) -> tuple[str, ...]:
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Evaluate on the GPU workers of a Dask cluster (tcp://host:8786; needs "
                    "evotui[dask]; see docs/distributed.md).")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Problems run at once (each with a share of the GPUs).")
-@click.option("--allow-torch", "allow_torch", default=None, metavar="OPS",
-              help="Torch ops a kernel may keep, comma-separated (e.g. aten::convolution): "
-                   "the suite marks every problem that used it.")
-@click.option("--shape", "shapes", multiple=True, metavar="NAME=VALUE",
-              help="Override a task's module-level size constant (repeatable).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Problems run at once, each with a share of the GPUs (default 1; with "
+                   "--scheduler, one per GPU worker).")
+@allow_torch_option
+@shape_option
 @click.option("--model", default=None, help="Ollama model for --mutator llm/mixed/auto (as `run`).")
 @click.option("--ollama-host", default=None, metavar="URL",
               help="Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434).")
 @click.option("--eval-timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds one candidate's evaluation may take (default 180).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary of suite.json as one JSON object, the last line of stdout.")
 @no_sandbox_option
 def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | None,
           device: str, mutator: str, out: Path | None, resume: Path | None,
-          scheduler: str | None, jobs: int, allow_torch: str | None,
-          shapes: tuple[str, ...], model: str | None, ollama_host: str | None,
-          eval_timeout: float | None) -> None:
+          scheduler: str | None, jobs: int | None, allow_torch: list[str] | None,
+          shape: dict[str, Any] | None, model: str | None, ollama_host: str | None,
+          eval_timeout: float | None, as_json: bool) -> None:
     from evotui.suite.record import SuiteSettings, locked
-    from evotui.suite.runner import open_suite, run_option_names, save
+    from evotui.suite.runner import open_suite, save
     from evotui.suite.spec import Budget, SpecError, discover
 
-    names = run_option_names()
-    if allow_torch and not names["allow_torch"]:
-        fail("--allow-torch is not available in this version of evotui's runs")
-    if shapes and not names["shape"]:
-        fail("--shape is not available in this version of evotui's runs")
-    for s in shapes:
-        if "=" not in s or not s.split("=", 1)[0].strip():
-            fail(f"--shape {s!r}: expected NAME=VALUE (such as batch_size=16)")
     if resume is not None and (problems or out is not None):
         fail("--resume DIR continues the suite in DIR with its own problems: give no "
              "PROBLEMS and no --out")
+    if resume is not None:
+        _refuse_with_resume(click.get_current_context(), resume)
     if resume is None and not problems:
         raise click.UsageError("give PROBLEMS (task files, folders or a list file), or "
                                "--resume DIR")
@@ -145,7 +148,7 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
             settings = SuiteSettings(
                 Budget(budget if budget is not None or time_budget is not None else 20,
                        time_budget),
-                device, mutator, scheduler, jobs, _ops(allow_torch), shapes, model,
+                device, mutator, scheduler, jobs, tuple(allow_torch or ()), shape or {}, model,
                 ollama_host, eval_timeout)
             found = discover([str(p) for p in problems])
             run = open_suite(out or _default_out(problems, found), found, settings)
@@ -159,16 +162,29 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
             fail(str(e))
         except OSError as e:
             fail(f"cannot write the suite folder {run.folder}: {e.strerror or e}")
-        _run_suite(run, Console(stderr=True))
+        _run_suite(run, Console(stderr=True), as_json)
 
 
-def _run_suite(run, err: Console) -> None:
+_SETTINGS = ("budget", "time_budget", "device", "mutator", "scheduler", "jobs", "allow_torch",
+             "shape", "model", "ollama_host", "eval_timeout")
+
+
+def _refuse_with_resume(ctx: click.Context, resume: Path) -> None:
+    """A resumed suite keeps its own options: one given now would be ignored."""
+    given = [p.opts[0] for p in ctx.command.params if p.name in _SETTINGS
+             and ctx.get_parameter_source(p.name) not in (None, ParameterSource.DEFAULT)]
+    if given:
+        fail(f"{', '.join(given)} cannot be combined with --resume (the suite in {resume} keeps "
+             "its own; give the same PROBLEMS and --out instead to change them)")
+
+
+def _run_suite(run, err: Console, as_json: bool) -> None:
     from evotui.engine.session import SetupError
     from evotui.suite.runner import open_evaluator
 
     if all(r.done for r in run.results):
         err.print(f"every problem of {run.folder} is finished", highlight=False)
-        _print_summary(run)
+        _print_summary(run, as_json)
         return
     try:
         with err.status("starting the evaluator…"):
@@ -179,7 +195,7 @@ def _run_suite(run, err: Console) -> None:
         err.print(f"[bold yellow]{warning}[/]")
     try:
         complete = asyncio.run(_run(run, evaluator, err))
-        _print_summary(run)
+        _print_summary(run, as_json)
     finally:
         _close(evaluator)
     if not complete:
@@ -235,7 +251,7 @@ async def _run(run, evaluator, err: Console) -> bool:
             loop.remove_signal_handler(sig)
 
 
-def _print_summary(run) -> None:
+def _print_summary(run, as_json: bool = False) -> None:
     from evotui.suite import report
     from evotui.suite.record import SUITE_JSON, SUITE_MD
 
@@ -253,3 +269,5 @@ def _print_summary(run) -> None:
                   f"{'—' if g is None else f'{g:.2f}×'}")
     print(f"suite: {run.folder / SUITE_JSON}")
     print(f"suite: {run.folder / SUITE_MD}")
+    if as_json:
+        print(json.dumps({"suite": str(run.folder / SUITE_JSON), **s}))

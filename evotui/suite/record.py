@@ -39,6 +39,7 @@ class ProblemResult:
     outcome: str | None = None  # the run's own outcome (completed, stopped, exhausted, failed)
     message: str = ""
     seed_source: str | None = None  # seed.py (the file's name), --seed, derived, model
+    seed_detail: str = ""  # the run's own words, e.g. "derived from the reference (... template)"
     mutator: str | None = None
     device: str | None = None
     interpreter: bool = False
@@ -79,9 +80,9 @@ class SuiteSettings:
     device: str = "auto"
     mutator: str = "param"
     scheduler: str | None = None
-    jobs: int = 1
+    jobs: int | None = None  # problems at once; None: 1, or one per GPU worker of a cluster
     allow_torch: tuple[str, ...] = ()
-    shapes: tuple[str, ...] = ()
+    shape: dict[str, Any] = field(default_factory=dict)  # --shape NAME=VALUE, for every problem
     model: str | None = None
     ollama_host: str | None = None
     eval_timeout: float | None = None
@@ -89,7 +90,7 @@ class SuiteSettings:
     def as_dict(self) -> dict[str, Any]:
         return {"budget": self.budget.as_dict(), "device": self.device, "mutator": self.mutator,
                 "scheduler": self.scheduler, "jobs": self.jobs,
-                "allow_torch": list(self.allow_torch), "shapes": list(self.shapes),
+                "allow_torch": list(self.allow_torch), "shape": dict(self.shape),
                 "model": self.model, "ollama_host": self.ollama_host,
                 "eval_timeout": self.eval_timeout}
 
@@ -98,8 +99,8 @@ class SuiteSettings:
         b = raw.get("budget") or {}
         return cls(Budget(b.get("evaluations"), b.get("seconds")), str(raw.get("device", "auto")),
                    str(raw.get("mutator", "param")), raw.get("scheduler"),
-                   int(raw.get("jobs", 1)), tuple(raw.get("allow_torch") or ()),
-                   tuple(raw.get("shapes") or ()), raw.get("model"), raw.get("ollama_host"),
+                   raw.get("jobs"), tuple(raw.get("allow_torch") or ()),
+                   dict(raw.get("shape") or {}), raw.get("model"), raw.get("ollama_host"),
                    raw.get("eval_timeout"))
 
 

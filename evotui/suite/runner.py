@@ -1,9 +1,10 @@
 """Running a suite: each problem an ordinary run (``engine.session.open_session``), one
 evaluator pool for all of them, ``suite.json``/``suite.md`` rewritten as problems start and end.
 
-Problems run one at a time by default; the pool spreads each problem's evaluations over every
-GPU of the host (or every GPU worker of a Dask cluster, one evaluation per GPU). With
-``jobs`` > 1, that many problems run at once, each with a share of the lanes in flight.
+Locally, problems run one at a time by default and the pool spreads each problem's evaluations
+over every GPU of the host. On a Dask cluster, one problem per GPU worker runs at once by
+default (one problem a job; its evaluations go wherever a GPU is free). With ``jobs`` > 1,
+that many problems run at once, each with a share of the lanes in flight.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +75,8 @@ def save(run: SuiteRun) -> None:
 
 def _run_options(settings: SuiteSettings, r: ProblemResult, run_dir: Path,
                  resume: bool) -> RunOptions:
-    extra: dict[str, Any] = {}
-    field_name = run_option_names()
-    if settings.allow_torch and field_name["allow_torch"]:
-        extra[field_name["allow_torch"]] = list(settings.allow_torch)
-    if settings.shapes and field_name["shape"]:
-        extra[field_name["shape"]] = list(settings.shapes)
+    extra: dict[str, Any] = {"allow_torch": list(settings.allow_torch) or None,
+                             "shape": dict(settings.shape) or None}
     if resume:
         return RunOptions(task=r.task, resume=str(run_dir), iterations=settings.budget.iterations,
                           **extra)
@@ -89,24 +86,21 @@ def _run_options(settings: SuiteSettings, r: ProblemResult, run_dir: Path,
                       eval_timeout=settings.eval_timeout, out=str(run_dir), **extra)
 
 
-def run_option_names() -> dict[str, str | None]:
-    """The ``RunOptions`` fields that carry ``--allow-torch`` and ``--shape`` (None: runs do
-    not take them)."""
-    known = {f.name for f in fields(RunOptions)}
-    return {"allow_torch": next((n for n in ("allow_torch",) if n in known), None),
-            "shape": next((n for n in ("shapes", "shape") if n in known), None)}
 
-
-def _seed_source(r: ProblemResult, session: Any) -> str:
-    origin = getattr(session, "seed_origin", None) or getattr(session.engine, "seed_origin", None)
-    if origin:
-        return str(origin)
+def _seed_source(r: ProblemResult, session: Any) -> tuple[str, str]:
+    """Where the problem's seed came from: a short word for the table (the seed file's name,
+    --seed, derived, model) and the run's own account of it."""
+    origin = str(getattr(session.options, "seed_origin", None) or "")
     if r.seed:
-        return "--seed"
+        return "--seed", origin
+    if origin.startswith("derived"):
+        return "derived", origin
+    if origin.startswith("file "):
+        return Path(origin.removeprefix("file ")).name, origin
     seed_path = session.engine.task.seed_path
     if seed_path is not None:
-        return Path(seed_path).name
-    return "model" if session.mode in ("llm", "mixed") else "derived"
+        return Path(seed_path).name, origin
+    return ("model" if session.mode in ("llm", "mixed") else "derived"), origin
 
 
 def _fill_from_report(r: ProblemResult, rep: dict[str, Any]) -> None:
@@ -151,6 +145,13 @@ class SuiteRunner:
         for engine in list(self._engines.values()):
             engine.stop(STOP_GRACE_S if self._stops == 1 else 0)
 
+    def jobs(self) -> int:
+        """Problems at once: as asked, else one per GPU worker of a cluster, else one."""
+        asked = self.run.settings.jobs
+        if asked:
+            return asked
+        return max(1, len(self.evaluator.lanes)) if self.run.settings.scheduler else 1
+
     async def _save(self) -> None:
         async with self._save_lock:
             await asyncio.to_thread(save, self.run)
@@ -159,7 +160,7 @@ class SuiteRunner:
         """Run what is left; True when every problem has been attempted (not interrupted)."""
         await self._save()
         todo = [r for r in self.run.results if not r.done]
-        jobs = max(1, min(self.run.settings.jobs, len(todo) or 1))
+        jobs = max(1, min(self.jobs(), len(todo) or 1))
         queue: asyncio.Queue[ProblemResult] = asyncio.Queue()
         for r in todo:
             queue.put_nowait(r)
@@ -189,7 +190,7 @@ class SuiteRunner:
             return await self._not_started(r, f"{type(e).__name__}: {e}")
         engine = session.engine
         if r.seed_source is None:
-            r.seed_source = _seed_source(r, session)
+            r.seed_source, r.seed_detail = _seed_source(r, session)
         # the option applies to every problem of the suite, whatever the run made of it
         r.allow_torch = list(dict.fromkeys([*engine.task.meta.allow_torch, *settings.allow_torch]))
         r.allow_torch_option = bool(settings.allow_torch)
