@@ -102,6 +102,9 @@ class Operands:
         elif node.kind == "param":
             text = "self" + "".join(f"[{p}]" if p.isdigit() else f".{p}"
                                     for p in node.attrs["fqn"].split("."))
+        elif node.kind == "torch":
+            text = node.name
+            self.lines.append(f"{text} = {torch_call(self, node)}")
         elif node.kind == "view":
             src = node.args[0]
             text = node.name
@@ -113,10 +116,46 @@ class Operands:
 
 
 def is_external(node: Node) -> bool:
-    """An input, a parameter, or views of one (replayed in forward)."""
+    """An input, a parameter, views of one (replayed in forward), or what an op the task
+    keeps in torch computes from them."""
     while node.kind == "view":
         node = node.args[0]
+    if node.kind == "torch":
+        return all(is_external(a) for a in node.inputs())
     return node.kind in ("input", "param")
+
+
+def check_computed(base: Node) -> None:
+    """An output must be computed by the kernel, not handed through."""
+    if base.kind == "torch":
+        raise NotDerivable(f"the output is what aten::{base.op} computes, kept in torch "
+                           "(--allow-torch): nothing is left for a kernel")
+    if base.kind in ("input", "param", "view"):
+        raise NotDerivable("the model returns an input or a view of one unchanged")
+
+
+def torch_call(ops: Operands, node: Node) -> str:
+    """An op the task lets candidates keep in torch (``--allow-torch``), as a torch call."""
+    a = node.attrs["call_args"]
+
+    def text(v: Any) -> str:
+        if isinstance(v, Node):
+            return ops.name(v)
+        if isinstance(v, list | tuple):
+            return "[" + ", ".join(text(x) for x in v) + "]"
+        return repr(v)
+
+    if node.op == "convolution":
+        x, w, b, stride, padding, dilation, transposed, output_padding, groups = a[:9]
+        n = len(stride)
+        if transposed:
+            return (f"F.conv_transpose{n}d({text(x)}, {text(w)}, {text(b)}, {list(stride)}, "
+                    f"{list(padding)}, {list(output_padding)}, {groups}, {list(dilation)})")
+        return (f"F.conv{n}d({text(x)}, {text(w)}, {text(b)}, {list(stride)}, {list(padding)}, "
+                f"{list(dilation)}, {groups})")
+    if node.op in ("mm", "bmm", "addmm"):
+        return f"torch.{node.op}({', '.join(text(v) for v in a)})"
+    raise NotDerivable(f"aten::{node.op} kept in torch: no template calls it")
 
 
 def view_call(src_name: str, src: Node, node: Node) -> str:

@@ -8,6 +8,7 @@ from evotui.seed.common import (
     Operands,
     Parts,
     Tunable,
+    check_computed,
     expanded_strides,
     is_external,
     merged_groups,
@@ -23,14 +24,13 @@ TUNABLES = [Tunable("BLOCK_SIZE", 1024, [128, 256, 512, 1024, 2048, 4096, 8192])
 
 
 def fits(graph: Graph) -> bool:
-    return all(n.kind in ("input", "param", "ew", "view") for n in graph.nodes)
+    return all(n.kind in ("input", "param", "ew", "view", "torch") for n in graph.nodes)
 
 
 def derive(graph: Graph, kernel: str) -> Parts:
     bases, chains = peel_output_views(graph)
     for b in bases:
-        if b.kind != "ew":
-            raise NotDerivable("the model returns an input or a view of one unchanged")
+        check_computed(b)
     shape = bases[0].shape
     if any(b.shape != shape for b in bases):
         raise NotDerivable("outputs of different shapes: no element-wise template for them")

@@ -29,7 +29,7 @@ TUNABLES = [Tunable("BLOCK_M", 64, [16, 32, 64, 128, 256]),
 
 def fits(graph: Graph) -> bool:
     kinds = {n.kind for n in graph.nodes}
-    return "mm" in kinds and kinds <= {"input", "param", "ew", "view", "mm"}
+    return "mm" in kinds and kinds <= {"input", "param", "ew", "view", "mm", "torch"}
 
 
 def derive(graph: Graph, kernel: str) -> Parts:

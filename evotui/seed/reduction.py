@@ -11,6 +11,7 @@ from evotui.seed.common import (
     Operands,
     Parts,
     Tunable,
+    check_computed,
     expanded_strides,
     is_external,
     merged_groups,
@@ -30,7 +31,7 @@ _INIT = {"sum": "0.0", "max": '-float("inf")', "min": 'float("inf")',
 
 def fits(graph: Graph) -> bool:
     kinds = {n.kind for n in graph.nodes}
-    return "reduce" in kinds and kinds <= {"input", "param", "ew", "view", "reduce"}
+    return "reduce" in kinds and kinds <= {"input", "param", "ew", "view", "reduce", "torch"}
 
 
 def derive(graph: Graph, kernel: str) -> Parts:
@@ -58,8 +59,7 @@ def derive(graph: Graph, kernel: str) -> Parts:
         if n.kind == "ew" and n in row and any(is_external(a) for a in n.inputs()):
             raise NotDerivable("an input combined with a reduced value: no template")
     for b in bases:
-        if b.kind not in ("ew", "reduce"):
-            raise NotDerivable("the model returns an input or a view of one unchanged")
+        check_computed(b)
         if b not in row and b.shape != shape:
             raise NotDerivable("an output of another shape than the reduced tensor: no template")
 

@@ -157,6 +157,8 @@ class _Translator:
         return a
 
     def call(self, fx: Any) -> Any:
+        import torch
+
         target = fx.target
         args = [self.arg(a) for a in fx.args]
         kwargs = {k: self.arg(v) for k, v in fx.kwargs.items()}
@@ -165,8 +167,11 @@ class _Translator:
             return args[0][args[1]]
         name = getattr(target, "__name__", str(target)).split(".")[0]
         if name in self.allow and name not in _IDENTITY:
+            if not isinstance(val, torch.Tensor):
+                raise NotDerivable(f"aten::{name} kept in torch returns several values: "
+                                   "no template for it")
             return self.add("torch", name, tuple(a for a in args if isinstance(a, Node)),
-                            like=val, call=(target, fx.args, fx.kwargs))
+                            like=val, call_args=list(args), call_kwargs=kwargs)
         method = getattr(self, f"op_{name}", None)
         if method is not None:
             return method(args, kwargs, val)
