@@ -155,3 +155,22 @@ def test_a_repeating_model_is_told_what_it_tried_and_sampled_hotter(cpu_pool, tm
     assert "the TUNABLES values" not in steered[-1].split("Propose a different kind")[1]
     for body in bodies[:3]:
         assert "Your last" not in body["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(("sample", "family", "ops"), [
+    ("softmax", "softmax", ("_softmax",)),
+    ("layernorm", "layernorm", ("native_layer_norm",)),
+    ("rmsnorm", "rmsnorm", ("pow", "mean", "add", "rsqrt", "mul")),
+    ("cross_entropy", "cross_entropy", ("_log_softmax", "nll_loss_forward")),
+    ("matmul_bias_relu", "gemm", ("addmm", "relu")),
+    ("row_sum", "reduction", ("sum",)),
+])
+def test_the_reference_is_traced_to_its_ops_and_family(sample, family, ops):
+    from evotui.engine.task_facts import describe_task
+
+    task = resolve_task(SAMPLES / sample)
+    facts = describe_task(task, "cuda")
+    assert (facts.family, facts.ops, facts.note) == (family, ops, "")
+    assert facts.query_meta(task.meta).kind == task.meta.kind  # a declared kind is kept
+    # bf16 GEMMs at 2e-2 do not need the TF32 warning; nothing else here has a tl.dot
+    assert not facts.tf32_trap
