@@ -198,11 +198,9 @@ def _task_and_seed(opts: RunOptions, resuming: bool) -> tuple[TaskRef, str | Non
 
 
 def _generation_zero(task: TaskRef) -> str | None:
-    """A task with no seed and the model as mutator: generation 0 is to be written by the
-    model from the reference (None: the engine does it); until then, say what to do."""
-    raise SetupError(f"task {task.name} has no seed candidate (seed.py next to it): pass "
-                     "--seed FILE, or use --mutator param to start from a seed derived from "
-                     "the reference")
+    """A task with no seed and the model as mutator: generation 0 is written by the model
+    from the reference (``evotui.engine.bootstrap``), so there is no seed source."""
+    return None
 
 
 def _derived_seed(task: TaskRef) -> tuple[str, str]:
