@@ -450,9 +450,11 @@ class Engine:
             r = distillation.off("cancelled by a stop request")
         self.advice_report = r
         if r.get("distilled") and (r.get("eligible") or r.get("proposed") or r.get("merged")):
-            where = " (CPU interpreter: wall times, kept proposed)" if r.get("interpreter") else ""
             self._status(f"advice: {r['proposed']} proposed, {r['merged']} merged into existing "
                          f"advice from {r['eligible']} mutations over "
-                         f"{r['min_gain'] * 100:.0f} %{where}")
+                         f"{r['min_gain'] * 100:.0f} %")
+        elif r.get("scratch"):
+            self._status(f"advice: none for the library from a CPU interpreter run; "
+                         f"{r['eligible']} interpreter gains listed in {r['scratch']}")
         elif not r.get("distilled") and str(r.get("why", "")).startswith(("failed", "cancelled")):
             self._status(f"advice distillation {r['why']}", "warning")
