@@ -58,6 +58,7 @@ class ProblemResult:
     started: str | None = None
     finished: str | None = None
     wall_seconds: float | None = None
+    report_finished: str | None = None  # the run's report.json these figures come from
 
     @property
     def done(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +65,19 @@ def open_suite(folder: Path, problems: list[Problem] | None,
     if settings is None:
         settings = SuiteSettings.from_dict(stored.get("settings") or {})  # type: ignore[union-attr]
     created = str(stored.get("created")) if stored else record.now()
+    for r in results:
+        if r.done:  # its run may have been continued since (`evotui run --resume`)
+            _refresh(r, folder / r.run_dir)
     return SuiteRun(folder, settings, results, created)
+
+
+def _refresh(r: ProblemResult, run_dir: Path) -> None:
+    try:
+        rep = json.loads((run_dir / "report.json").read_text())
+    except (OSError, ValueError):
+        return
+    if isinstance(rep, dict) and rep.get("finished") != r.report_finished:
+        _fill_from_report(r, rep)
 
 
 def save(run: SuiteRun) -> None:
@@ -111,6 +124,7 @@ def _fill_from_report(r: ProblemResult, rep: dict[str, Any]) -> None:
     r.device = rep.get("device")
     r.mutator = rep.get("mutator")
     r.wall_seconds = rep.get("wall_seconds")
+    r.report_finished = rep.get("finished")
     if not best:
         r.status = NO_KERNEL
         r.reason = ("the time budget ran out before a kernel was accepted"
