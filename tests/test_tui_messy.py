@@ -5,6 +5,8 @@ whose count moves, ctrl+c asking to stop."""
 
 from __future__ import annotations
 
+import json
+
 from rich.cells import cell_len
 
 from evotui.engine.events import CandidateEvaluated, CandidateProposed, Status
@@ -168,3 +170,35 @@ async def test_hint_wording():
         assert "Hint sent for the next 1 prompt: fewer warps" in said
         assert "Hint sent for the next 3 prompts: two passes" in said
         assert app.controller.sent[-1] == Hint("two passes", 3)
+
+
+@aio
+async def test_a_live_run_under_a_model_that_fails_half_its_answers(tmp_path, monkeypatch):
+    """The engine in its host process, as ``evotui run`` has it, over a stand-in model that
+    fails every second answer: the run goes on, the status line counts the failures as the
+    engine does, and no toast stack covers the panels."""
+    from tests.tui_helpers import stand_in_process
+
+    monkeypatch.setenv("EVOTUI_HOME", str(tmp_path / "home"))
+    runner = stand_in_process(tmp_path / "run", delay=0.05, iterations=30, messy=True,
+                              config={"max_consecutive_failures": 100})
+    feed = EventFeed()
+    runner.start(feed.on_event, timeout=60)
+    app = create_app(runner, feed)
+    most_toasts = 0
+    try:
+        async with app.run_test(size=(200, 50)) as pilot:
+            while not runner.finished:
+                await pilot.pause(0.1)
+                most_toasts = max(most_toasts, len(app._notifications))
+            await pilot.pause(0.3)
+            text = app.query_one(StatusLine).text
+            llm = app.query_one("#llm")
+    finally:
+        runner.close(30)
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    failed = report["llm"]["failures"]
+    assert report["evaluated"] == 30 and failed >= 25
+    assert f"{failed} of {30 + failed} answers unusable" in text
+    assert "duplicate" in llm.border_subtitle and "no_code" in llm.border_subtitle
+    assert most_toasts <= 2

@@ -45,7 +45,7 @@ def test_new_advice_form_80x24(snap_compare):
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=open_form)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+@pytest.mark.parametrize("size", [(80, 24), (160, 48), (200, 50)])
 @aio
 async def test_no_panel_is_hidden_and_the_diff_shows_its_changed_lines(size):
     app = make_app(gpu=size[0] > 100)

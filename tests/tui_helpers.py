@@ -356,6 +356,30 @@ class InstantEvaluator(FakeEvaluator):
         super().__init__(judge=judge, delay=delay, lanes=lanes)
 
 
+class MessyMutator(StreamingMutator):
+    """A model that fails every second answer, as small local models do: no code, the parent
+    again (a duplicate, which the engine refuses), an edit that does not apply."""
+
+    FAILURES = (("no_code", "the answer holds no code block"), ("duplicate", ""),
+                ("patch_failed", "SEARCH block 1 does not match the parent"))
+
+    async def propose(self, request: MutationRequest, on_chunk: Any = None) -> Mutation:
+        if self.proposed % 2 == 0:
+            return await super().propose(request, on_chunk)
+        self.proposed += 1
+        self.account.calls += 1
+        if on_chunk is not None:
+            on_chunk("I think the kernel is already optimal. ")
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        kind, why = self.FAILURES[(self.proposed // 2) % len(self.FAILURES)]
+        if kind == "duplicate":  # the engine finds it evaluated already
+            return Mutation(request.parent.source, "llm", self.model, "full",
+                            description="no change")
+        self.account.fail(kind)
+        return Mutation(None, "llm", self.model, "full", failure_kind=kind, failure=why)
+
+
 class BrokenMutator(StreamingMutator):
     async def propose(self, request: MutationRequest, on_chunk: Any = None) -> Mutation:
         raise RuntimeError("the stand-in mutator broke")
@@ -364,6 +388,7 @@ class BrokenMutator(StreamingMutator):
 async def stand_in_session(run_dir: str, *, iterations: int = 200, delay: float = 0.05,
                            eval_delay: float = 0.0, memory: str | None = "library",
                            lanes: int = 1, chunks: int = 3, broken: bool = False,
+                           messy: bool = False,
                            config: dict[str, Any] | None = None,
                            mutator: Any = None) -> Session:
     """A session whose engine evolves softmax over stand-ins (an instant evaluator and a
@@ -371,7 +396,8 @@ async def stand_in_session(run_dir: str, *, iterations: int = 200, delay: float 
     (``EVOTUI_HOME``). Importable by ``python -m evotui.tui.host --factory``."""
     task = resolve_task(SAMPLES / "softmax")
     evaluator = InstantEvaluator(eval_delay, lanes)
-    mut = mutator or (BrokenMutator() if broken else StreamingMutator(delay, chunks))
+    mut = mutator or (BrokenMutator() if broken else MessyMutator(delay, chunks) if messy
+                      else StreamingMutator(delay, chunks))
     hook = None
     if memory == "library":
         from evotui.memory.hook import MemoryHook
