@@ -83,7 +83,8 @@ def _first_line(s: StatusView, state: str, in_flight: int, width: int, device: s
 
 
 def second_line(s: StatusView, width: int) -> Text:
-    parts: list[Part] = [(best_summary(s.best), "bold green" if s.best else "dim", 0)]
+    parts: list[Part] = [(best_summary(s.best, compact=width < 120),
+                          "bold green" if s.best else "dim", 0)]
     failures = failures_label(s, limit=3 if width >= 150 else 0)
     if failures:
         _sep(parts, 0)

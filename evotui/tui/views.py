@@ -202,12 +202,15 @@ def failures_label(s: StatusView, limit: int = 3) -> str:
     return f"{text} ({kinds}{more})"
 
 
-def best_summary(row: CandidateRow | None) -> str:
+def best_summary(row: CandidateRow | None, compact: bool = False) -> str:
     if row is None:
         return "best —"
     if row.interpreter or row.speedup_eager is None:
         return f"best {row.id} {fmt_time(row.time_ms, row.interpreter)}" + (
             " (interpreter wall time)" if row.interpreter else "")
+    if compact:
+        return (f"best {row.id} {fmt_time(row.time_ms, False)} · "
+                f"{fmt_x(row.speedup_eager)} eager · {fmt_x(row.speedup_compile)} compile")
     parts = [f"best {row.id} {fmt_time(row.time_ms, False)}",
              f"{fmt_x(row.speedup_eager)} vs eager",
              f"{fmt_x(row.speedup_compile)} vs torch.compile"]
