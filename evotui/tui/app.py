@@ -20,6 +20,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.widgets import Footer
 
@@ -157,6 +158,8 @@ class EvotuiApp(App[int]):
                     self._apply(frame)
             self.query_one(StatusLine).show(self.status, self.run_state(self.status),
                                             self.in_flight(self.status))
+        except NoMatches:  # the app is closing: its main screen is gone already
+            return
         except Exception as e:  # a drawing bug must not take the run down with it
             log.exception("refreshing the TUI failed")
             if not self._ui_error_shown:
@@ -169,6 +172,8 @@ class EvotuiApp(App[int]):
             status = self.feed.status()
             self.screen_stack[0].query_one(StatusLine).show(
                 status, self.run_state(status), self.in_flight(status))
+        except NoMatches:
+            return
         except Exception:  # never let the status line break a form
             log.exception("refreshing the status line failed")
 
