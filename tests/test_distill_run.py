@@ -82,7 +82,7 @@ def test_a_cpu_run_leaves_the_library_byte_identical(cpu_pool, home, tmp_path):
     adv = report["advice"]
     assert not adv["distilled"] and adv["proposed"] == adv["merged"] == 0
     assert "CPU interpreter run" in adv["why"]
-    assert "Not distilled: a CPU interpreter run" in (out / "report.md").read_text()
+    assert "Not distilled: skipped for a CPU interpreter run" in (out / "report.md").read_text()
     assert "interpreter gains listed in" in err.getvalue()
     scratch = json.loads((out / "advice-scratch.json").read_text())
     assert scratch["items"] and adv["eligible"] == len(scratch["items"])

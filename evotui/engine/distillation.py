@@ -256,8 +256,8 @@ def scratch_list(mutations: list[Mutation], facts: RunFacts,
               "changes": {k: list(v) for k, v in (m.changes or {}).items()},
               "text": scratch_line(m)} for m in mutations if m.gain > min_gain]
     out: dict[str, Any] = {
-        **off("a CPU interpreter run: its times are interpreter wall time, not kernel speed, "
-              "so nothing goes to the advice library"),
+        **off("skipped for a CPU interpreter run: its times are interpreter wall time, not "
+              "kernel speed, so nothing goes to the advice library"),
         "interpreter": True, "min_gain": min_gain, "eligible": len(items), "scratch": None,
         "items": items}
     if items and facts.run:
