@@ -6,7 +6,8 @@ the engine runs, steered from the keyboard.
   ``runner``: the engine on a thread instead; ``controller``: what the app asks of either;
 - ``app``: the app (``create_app``) and its key bindings; ``app.tcss`` its layout;
 - one module per panel (``status``, ``population`` on ``table``, ``fitness`` on ``chart``,
-  ``advice``, ``diff``, ``llm``), ``screens/`` for the forms, ``commands`` for the palette;
+  ``advice``, ``diff``, ``llm``), ``screens/`` for the forms, ``commands`` for the palette,
+  ``toasts`` for which notices may pop up;
 - ``launch``: ``run_tui(options)``, what ``evotui TASK`` and ``evotui run TASK`` call.
 
 Importing this package does not import Textual (the engine's host process imports
