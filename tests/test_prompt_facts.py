@@ -114,6 +114,8 @@ def test_a_bf16_task_lists_its_declared_shapes_and_tolerance_and_no_tf32(cpu_poo
     assert "at these 2 shapes" in user and "in Triton's CPU interpreter" in user
     assert "1. a: bfloat16 [16, 512]; b: bfloat16 [16, 512] (timed)" in user
     assert "2. a: bfloat16 [7, 300]; b: bfloat16 [7, 300]" in user
+    # the size a GPU times, to write the kernel for
+    assert "On a GPU the task's own shape is timed: a: bfloat16 [8192, 8192]" in user
     assert "add, gelu: an element-wise kernel" in user
     assert TF32_SENTENCE not in user  # no matrix product
 

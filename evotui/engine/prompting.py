@@ -265,6 +265,10 @@ def fact_lines(facts: TaskFacts) -> list[str]:
         lines.append(f"- Shapes: correctness is checked {where}, on fresh random inputs, "
                      f"at these {len(facts.checked)} shapes; mask every load and store at "
                      f"the edges:\n{shapes}")
+    if facts.gpu_inputs:
+        lines.append("- On a GPU the task's own shape is timed: "
+                     + "; ".join(t.describe() for t in facts.gpu_inputs)
+                     + ". Write the kernel for that size; the interpreter runs it at the shapes above.")
     if facts.ops:
         family = _FAMILY_WORDS.get(facts.family)
         lines.append("- The reference computes (aten ops): " + ", ".join(facts.ops)

@@ -108,6 +108,7 @@ class TaskFacts:
     checked: tuple[CheckedShape, ...] = ()  # the first is the timed one
     outputs: tuple[TensorFact, ...] = ()
     outputs_at: int = 0  # the checked shape the outputs were computed at
+    gpu_inputs: tuple[TensorFact, ...] = ()  # on the CPU: the inputs a GPU run times, if other
     tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)  # dtype → (atol, rtol)
     ops: tuple[str, ...] = ()  # aten ops the reference calls, first call first, no views
     family: str = "general"
@@ -148,16 +149,16 @@ class TaskFacts:
         tags += FAMILY_TAGS.get(self.family, ())
         if any(op in ACTIVATIONS for op in self.ops):
             tags.append("activation")
-        numel = max((_numel(t.shape) for t in (*self.inputs, *self.outputs)
-                     if t.shape is not None), default=0)
-        if self.device_type != "cpu" and 0 < numel <= 1 << 18:  # not the CPU's shrunk shapes
+        timed = self.gpu_inputs or self.inputs  # the GPU's size, not the interpreter's
+        numel = max((_numel(t.shape) for t in timed if t.shape is not None), default=0)
+        if 0 < numel <= 1 << 18:
             tags.append("small-shapes")
         dtype = next((d for d in self.dtypes if d.startswith(("float", "bfloat"))), None)
         return QueryMeta(name, kind if declared else self.family, tuple(dict.fromkeys(tags)),
                          dtype, tuple(dict.fromkeys(words)), self.sizes_text())
 
     def sizes_text(self) -> str:
-        parts = [" x ".join(map(str, t.shape)) for t in (*self.inputs, *self.outputs)
+        parts = [" x ".join(map(str, t.shape)) for t in (self.gpu_inputs or self.inputs)
                  if t.shape]
         return ", ".join(dict.fromkeys(parts))
 
@@ -269,6 +270,12 @@ def _describe(task: TaskRef, device_type: str) -> TaskFacts:
     for shape in shapes:
         with shape_overrides(module, shape), torch.device("meta"):
             checked.append(CheckedShape(dict(shape), _facts_of(module.get_inputs(), names)))
+    gpu_inputs: tuple[TensorFact, ...] = ()
+    if device_type == "cpu":
+        with shape_overrides(module, task.shapes("cuda")[0]), torch.device("meta"):
+            gpu_inputs = _facts_of(module.get_inputs(), names)
+        if gpu_inputs == checked[0].inputs:
+            gpu_inputs = ()
     note, ops, out, at = "", [], None, 0
     try:
         out, ops = _run_reference(module, shapes[0], "meta")
@@ -288,7 +295,7 @@ def _describe(task: TaskRef, device_type: str) -> TaskFacts:
     tolerances = {t.dtype: _judge_tolerance(task.meta, t.dtype) for t in outputs
                   if t.shape is not None and t.dtype.startswith(("float", "bfloat"))}
     kept = tuple(dict.fromkeys(op for op in ops if op not in _VIEWS))
-    return TaskFacts(device_type, tuple(checked), outputs, at, tolerances, kept,
+    return TaskFacts(device_type, tuple(checked), outputs, at, gpu_inputs, tolerances, kept,
                      family_of(kept), note)
 
 
