@@ -176,3 +176,68 @@ def test_the_reference_is_traced_to_its_ops_and_family(sample, family, ops):
     assert facts.query_meta(task.meta).kind == task.meta.kind  # a declared kind is kept
     # bf16 GEMMs at 2e-2 do not need the TF32 warning; nothing else here has a tl.dot
     assert not facts.tf32_trap
+
+
+# ---- the TF32 trap the prompt warns of -------------------------------------------------------
+
+MATMUL = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+BLOCK = 32
+TUNABLES = {"BLOCK": [16, 32, 64]}
+
+
+@triton.jit
+def mm_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    rn = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    rk = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in range(0, n, BLOCK):
+        a = tl.load(a_ptr + rm[:, None] * n + (k + rk)[None, :],
+                    mask=(rm[:, None] < n) & ((k + rk)[None, :] < n), other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * n + rn[None, :],
+                    mask=((k + rk)[:, None] < n) & (rn[None, :] < n), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * n + rn[None, :], acc, mask=(rm[:, None] < n) & (rn[None, :] < n))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        A, B = A.contiguous(), B.contiguous()
+        n = A.shape[0]
+        C = torch.empty((n, n), dtype=A.dtype, device=A.device)
+        mm_kernel[(triton.cdiv(n, BLOCK), triton.cdiv(n, BLOCK))](A, B, C, n, BLOCK=BLOCK)
+        return C
+'''
+MATMUL_IEEE = MATMUL.replace("tl.dot(a, b)", 'tl.dot(a, b, input_precision="ieee")')
+
+
+def judge(pool, task: Path, source: str):
+    from evotui.eval.results import EvalRequest
+
+    return pool.evaluate(EvalRequest(task=resolve_task(task), source=source, time=False))
+
+
+def test_the_interpreter_computes_an_fp32_tl_dot_exactly(cpu_pool, tmp_path):
+    path = task_file(tmp_path, "1_Square_matrix_multiplication_.py", MATMUL_TASK)
+    for source in (MATMUL, MATMUL_IEEE):  # both pass here: the trap does not show on the CPU
+        result = judge(cpu_pool, path, source)
+        assert result.accepted, result.message
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_an_fp32_tl_dot_fails_the_tolerance_unless_ieee(tmp_path):
+    from evotui.eval import EvaluatorPool
+
+    path = task_file(tmp_path, "1_Square_matrix_multiplication_.py",
+                     MATMUL_TASK.replace("N = 48", "N = 1024"))
+    with EvaluatorPool("cuda") as pool:
+        tf32, ieee = judge(pool, path, MATMUL), judge(pool, path, MATMUL_IEEE)
+    assert not tf32.accepted and tf32.reason == "mismatch", tf32.message
+    assert ieee.accepted, ieee.message
