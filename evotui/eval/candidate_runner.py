@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evotui.eval import reasons
+from evotui.eval import outbox, reasons
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.lockdown import lock_down
@@ -80,6 +80,7 @@ class CandidateRunner:
             self.timer = CudaTimer(self.device)
         # loaded before the sandbox closed: a confined candidate cannot read the task file
         self.tasks: dict[str, types.ModuleType] = dict(tasks or {})
+        self._pending_inputs: list[tuple[list[dict[str, Any]], list[Any]]] = []
 
     # -- helpers ---------------------------------------------------------------------------
     @staticmethod
@@ -319,6 +320,37 @@ class CandidateRunner:
                                        "it cannot be read back as a dense tensor")
         return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
 
+    def _inputs_after(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
+        """What the judge checks of inputs after a call: their bytes on the CPU; on a GPU
+        their fingerprints (``evotui.eval.digest``), filled in by ``_settle_inputs`` once the
+        key is given, after the last timed call."""
+        if self.device.type != "cuda" or not outbox.has_channel():
+            return self._dump(values, scratch, prefix)
+        entry: list[dict[str, Any]] = []
+        self._pending_inputs.append((entry, values))
+        return entry
+
+    def _settle_inputs(self) -> None:
+        if not self._pending_inputs:
+            return
+        from evotui.eval.digest import fingerprint
+
+        self._verify_harness()
+        key = outbox.ask_key()
+        for entry, values in self._pending_inputs:
+            for i, v in enumerate(values):
+                meta = {"type_name": f"{type(v).__module__}.{type(v).__qualname__}",
+                        "shape": [], "dtype": "", "device": "", "file": None}
+                if type(v) is self.torch.Tensor and v.layout == self.torch.strided \
+                        and v.device.type != "meta":
+                    meta.update(type_name="torch.Tensor", shape=list(v.shape), dtype=str(v.dtype),
+                                device=v.device.type, digest=fingerprint(v, key))
+                elif isinstance(v, self.torch.Tensor):
+                    raise CandidateFailure(reasons.NOT_A_TENSOR, f"input {i} is no longer a "
+                                           "plain dense torch.Tensor after the call")
+                entry.append(meta)
+        self._pending_inputs.clear()
+
     # -- the request -----------------------------------------------------------------------
     def evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -398,7 +430,7 @@ class CandidateRunner:
             report["trials"].append({
                 "seed": trial["seed"], "shape": trial["shape"], "launches": launches,
                 "outputs": self._dump(outs, scratch, f"t{i}_out"),
-                "inputs_after": self._dump(inputs, scratch, f"t{i}_in"),
+                "inputs_after": self._inputs_after(inputs, scratch, f"t{i}_in"),
             })
             if guarded:
                 report["trials"][-1]["guards"] = [
@@ -407,7 +439,7 @@ class CandidateRunner:
                 bands_damaged = bands_damaged or _bands_damaged(bands, trial["seed"])
             for name, count in self.recorder.launches.items():
                 report["launches"][name] = report["launches"].get(name, 0) + count
-            del inputs, outs
+            del inputs, outs  # (on a GPU the inputs wait for their fingerprints in a list)
 
         phases["trials"], clock = time.perf_counter() - clock, time.perf_counter()
         # Not a verdict (the judge checks the bands itself): a kernel that wrote past a
@@ -416,6 +448,7 @@ class CandidateRunner:
         if req.get("time") and not report["policy"] and not bands_damaged:
             report["timing"] = self._time(req, run, model_for, task, shapes, scratch, allow,
                                           phases)
+        self._settle_inputs()  # (after the timed calls, if any: then it is done already)
         phases["timing"], clock = time.perf_counter() - clock, time.perf_counter()
 
         # ghost replay: the same call with every kernel launch skipped
@@ -483,8 +516,9 @@ class CandidateRunner:
             torch.cuda.synchronize(self.device)
         timed_outputs = self._dump(as_outputs(calls.out), scratch, "timed_out")
         inputs_after = [{"seed": s, "perturbed": calls.perturbed[k],
-                         "inputs": self._dump(inp, scratch, f"timed_in{k}")}
+                         "inputs": self._inputs_after(inp, scratch, f"timed_in{k}")}
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
+        self._settle_inputs()  # before the calls below change the sets' values again
         inputs = sets[calls.last]
         calls.out = None
         fresh_check = self._fresh_vs_same(model, calls, task, shapes[0], req)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evotui.eval import reasons
+from evotui.eval.digest import fingerprint
 from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import values_seed
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
@@ -46,6 +47,7 @@ class Judge:
         self.input_set_bytes: dict[tuple[str, str], int] = {}  # (task, shape) -> one input set's bytes
         self.facts: dict[str, Any] | None = None
         self.blobs: list[str | None] = []  # where the report being judged left its bytes
+        self.digest_key: int | None = None  # the key its inputs' fingerprints were made with
 
     # -- task and reference ----------------------------------------------------------------
     def _task(self, path: str, sha256: str | None) -> tuple[str, types.ModuleType]:
@@ -172,13 +174,25 @@ class Judge:
 
     def _check_inputs(self, metas: list[dict[str, Any]], pristine: list[Any], what: str) -> None:
         torch = self.torch
-        for i, (raw, ref) in enumerate(zip(metas, pristine, strict=False)):
+        if len(metas) != len(pristine):
+            raise Reject(reasons.TAMPERED, f"{what}: {len(metas)} inputs reported after the "
+                         f"call, the task has {len(pristine)}")
+        for i, (raw, ref) in enumerate(zip(metas, pristine, strict=True)):
             if not isinstance(ref, torch.Tensor):
                 continue
             meta = TensorMeta.from_dict(raw)
-            if (meta.file is None and meta.blob is None) or tuple(meta.shape) != tuple(ref.shape) \
-                    or meta.dtype != str(ref.dtype):
+            digest = raw.get("digest")
+            if (meta.file is None and meta.blob is None and digest is None) \
+                    or tuple(meta.shape) != tuple(ref.shape) or meta.dtype != str(ref.dtype):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} changed shape or type")
+            if digest is not None:
+                if not isinstance(self.digest_key, int):
+                    raise Reject(reasons.TAMPERED, f"{what}: input {i} has a fingerprint, but "
+                                 "no key was given for it")
+                if fingerprint(ref, self.digest_key) != digest:
+                    raise Reject(reasons.MODIFIED_INPUTS,
+                                 f"{what}: input {i} was modified by the candidate")
+                continue
             got = load_tensor(meta, str(self.device), self.blobs)
             if not torch.equal(as_bits(got), as_bits(ref)):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} was modified by the candidate")
@@ -206,6 +220,7 @@ class Judge:
     # -- the verdict -----------------------------------------------------------------------
     def judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         self.blobs = _blob_paths(report)
+        self.digest_key = report.get("digest_key")
         try:
             details = self._judge(req, report)
         except Reject as r:

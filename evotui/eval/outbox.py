@@ -15,12 +15,14 @@ from __future__ import annotations
 import fcntl
 import mmap
 import os
+import secrets
 import socket
 from dataclasses import dataclass
 from typing import Any
 
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 MAX_BLOBS = 4096  # handed over by one candidate; more is not a harness's doing
+KEY_REQUEST = b"key?"
 
 _channel: socket.socket | None = None
 _sent = 0
@@ -41,23 +43,28 @@ def has_channel() -> bool:
     return _channel is not None
 
 
+def ask_key() -> int:
+    """The fingerprint key (``evotui.eval.digest``), drawn by the worker when asked; it gives
+    one per candidate, so the harness asks once, after the last call the key protects."""
+    if _channel is None:
+        raise RuntimeError("no channel to ask for a key")
+    _channel.send(KEY_REQUEST)
+    return int(_channel.recv(64))
+
+
 def put_tensor(value: Any) -> int:
     """Copy a plain tensor's bytes into a sealed memfd, hand it over, return its index."""
     global _sent
-    import torch
-
     if _channel is None:
         raise RuntimeError("no channel to hand bytes over")
+    import torch
+
     flat = value.detach().contiguous().reshape(-1).view(torch.uint8)
     nbytes = flat.numel()
     fd = os.memfd_create("evotui-output", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         if nbytes:
-            os.ftruncate(fd, nbytes)
-            with mmap.mmap(fd, nbytes) as pages:
-                target = torch.frombuffer(pages, dtype=torch.uint8)
-                target.copy_(flat)  # from the GPU straight into the memfd's pages
-                del target
+            _write_all(fd, _host_bytes(flat))
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
         index = _sent
         socket.send_fds(_channel, [str(index).encode()], [fd])
@@ -67,6 +74,29 @@ def put_tensor(value: Any) -> int:
         os.close(fd)
 
 
+_staging: Any = None  # pinned host memory, reused: a GPU's bytes come over at full speed
+
+
+def _host_bytes(flat: Any) -> memoryview:
+    global _staging
+    if flat.device.type != "cuda":
+        return memoryview(flat.numpy())
+    import torch
+
+    n = flat.numel()
+    if _staging is None or _staging.numel() < n:
+        _staging = None
+        _staging = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+    view = _staging[:n]
+    view.copy_(flat)  # synchronous: the bytes are there when it returns
+    return memoryview(view.numpy())
+
+
+def _write_all(fd: int, data: memoryview) -> None:
+    while data:
+        data = data[os.write(fd, data):]
+
+
 @dataclass
 class Received:
     """What the worker holds for one candidate: descriptors in the order they came."""
@@ -74,6 +104,7 @@ class Received:
     fds: list[int]
     total_bytes: int = 0
     error: str = ""
+    key: int | None = None  # the fingerprint key given to the candidate, once
 
     def close(self) -> None:
         for fd in self.fds:
@@ -93,6 +124,13 @@ def receive(sock: socket.socket, into: Received, limit_bytes: int) -> bool:
         return True
     if not data and not fds:
         return False
+    if data == KEY_REQUEST and not fds:
+        if into.key is not None:
+            into.error = into.error or "asked for the fingerprint key twice"
+        else:
+            into.key = secrets.randbits(62)
+        sock.send(str(into.key).encode())
+        return True
     for fd in fds:
         try:
             size = check_sealed(fd)

@@ -110,7 +110,8 @@ class CandidateHost:
         # set here, whatever the answer said: where the judge finds the bytes
         return {**outcome.answer,
                 "blobs": [outbox.path_of(fd) if fd >= 0 else None
-                          for fd in (held.fds if held is not None else [])]}
+                          for fd in (held.fds if held is not None else [])],
+                "digest_key": held.key if held is not None else None}
 
 
 def _blob_limit_bytes() -> int:
