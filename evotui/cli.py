@@ -109,7 +109,7 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
         except TaskError as e:
             _fail(str(e), as_json, "task_error")
         if shape_note:
-            err.print(shape_note, markup=False)
+            click.echo(shape_note, err=True)
         sandbox = sandbox_state(pool)
         if sandbox.problem:
             _fail(sandbox.problem, as_json, "sandbox_unavailable")

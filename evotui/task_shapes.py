@@ -113,12 +113,17 @@ def choose_cpu_shape(module: types.ModuleType, fixed: dict[str, Any]) -> CpuShap
     """The least-shrunk shape that fits the interpreter; ``fixed`` constants are kept."""
     consts = {k: v for k, v in size_constants(module).items() if k not in fixed}
     first_error: str | None = None
+    runs_on_meta = False
     scale = 1
     best: CpuShape | None = None
     for _ in range(_MAX_STEPS):
         shape = {**{k: _scaled(v, scale) for k, v in consts.items()}, **fixed}
         try:
             fp = footprint(module, shape)
+            if scale == 1:
+                runs_on_meta = fp.exact
+            elif runs_on_meta and not fp.exact:  # the model fails at this shape
+                raise TaskError(f"the model does not run at {shape}")
         except TaskError as e:
             first_error = first_error or str(e)
         else:
