@@ -98,6 +98,8 @@ def test_honest_unusual_candidates_are_accepted(cpu_pool, softmax_task, name):
     ("cheat_jit_name_redef_plain.py", {"forbidden_construct"}),
     ("cheat_jit_name_for.py", {"forbidden_construct"}),
     ("cheat_jit_name_class.py", {"forbidden_construct"}),
+    # a log file opened on the worker's answer pipe, its keyword built at run time
+    ("cheat_forge_answer_log_file_unpacked.py", {"load_error"}),
 ])
 def test_runtime_cheats_are_rejected_with_their_reason(cpu_pool, softmax_task, name, reasons):
     result = evaluate(cpu_pool, softmax_task, name)
@@ -346,6 +348,33 @@ def test_threads_left_running_are_caught_at_runtime(raw_cpu_pool, softmax_task):
     # started in forward, it is a violation as it starts; left running, too
     assert result.reason in {"threads_spawned", "torch_fallback"}, result.message
     assert "thread" in result.message
+
+
+def test_a_log_file_is_refused_however_its_keyword_is_spelt(cpu_pool, softmax_task):
+    result = evaluate(cpu_pool, softmax_task, "cheat_forge_answer_log_file_unpacked.py")
+    assert (result.accepted, result.reason) == (False, "load_error"), result.message
+    assert "a log file can be the worker's answer" in result.message
+    assert "forged by the candidate" not in result.message
+
+
+def test_a_tuner_benchmarks_with_the_drivers_benchmarker_not_the_candidates(monkeypatch):
+    """`triton.autotune(do_bench=f)` (however spelt: `**{...}` built at run time) would have
+    the tuner call `f` while a launch runs; in a candidate's process tuners ignore it."""
+    import functools
+
+    from triton.runtime import autotuner, driver
+
+    from evotui.eval import lockdown
+
+    # Triton's own (a cached_property that returns the candidate's function if it gave one)
+    monkeypatch.setattr(autotuner.Autotuner, "do_bench",
+                        functools.cached_property(lambda self: self._do_bench))
+    drivers = type("Driver", (), {"get_benchmarker": lambda self: "the driver's"})()
+    monkeypatch.setattr(type(driver), "active", property(lambda _self: drivers), raising=False)
+    lockdown._tuners_benchmark_with_the_driver()
+    tuner = object.__new__(autotuner.Autotuner)
+    tuner._do_bench = lambda *a, **k: "the candidate's"
+    assert tuner.do_bench == "the driver's"
 
 
 def test_without_the_rules_a_candidate_writes_its_workers_answer(raw_cpu_pool, softmax_task):

@@ -162,6 +162,10 @@ def test_honest_code_passes(body):
     ("from pathlib import Path\nPath('/proc/self/fd/5').write_text('{}')", "forbidden_attribute"),
     ("from pathlib import Path\nf = Path('/proc/self/fd/5').open('w')", "forbidden_attribute"),
     ("import logging\nlogging.basicConfig(filename='/proc/self/fd/5')", "forbidden_call"),
+    ("import logging\nlogging.basicConfig(**{'filename': '/proc/self/fd/5'})", "forbidden_call"),
+    ("import logging\nlogging.basicConfig(**dict(filename='/proc/self/fd/5'))", "forbidden_call"),
+    ("@triton.autotune(configs=[], key=[], **{'do_bench': len})\n@triton.jit\ndef k(x):\n"
+     "    pass", "forbidden_call"),
     ("f = open('/proc/self/fd/5', 'w')", "forbidden_call"),
     ("import subprocess", "forbidden_import"),
     ("import threading", "forbidden_import"),

@@ -385,8 +385,8 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
                 # (`sys.modules`): the name rules apply as they do to the attribute
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}` "
                                    f"({_imported_name_issue(full, line).message})", line)
-    elif isinstance(node, ast.Call) and any(k.arg in FORBIDDEN_KEYWORDS for k in node.keywords):
-        keyword = next(k.arg for k in node.keywords if k.arg in FORBIDDEN_KEYWORDS)
+    elif isinstance(node, ast.Call) and FORBIDDEN_KEYWORDS & set(_keyword_names(node)):
+        keyword = next(k for k in _keyword_names(node) if k in FORBIDDEN_KEYWORDS)
         why = {"do_bench": "runs a function the tuner calls unwatched",
                "eval_str": "evaluates annotations as code",
                "filename": "writes a file, which can be the worker's answer"}.get(keyword,
@@ -548,6 +548,21 @@ def _imported_name_issue(full: str, line: int) -> StaticIssue | None:
         if issue:
             return issue
     return None
+
+
+def _keyword_names(call: ast.Call) -> list[str]:
+    """The keywords a call passes, also those of a `**{...}` or `**dict(...)` it unpacks (a
+    dict built elsewhere is the run-time lockdown's to refuse)."""
+    names: list[str] = []
+    for k in call.keywords:
+        if k.arg is not None:
+            names.append(k.arg)
+        elif isinstance(k.value, ast.Dict):
+            names.extend(key.value for key in k.value.keys
+                         if isinstance(key, ast.Constant) and isinstance(key.value, str))
+        elif isinstance(k.value, ast.Call):
+            names.extend(_keyword_names(k.value))
+    return names
 
 
 def _own_container(value: ast.expr) -> bool:
