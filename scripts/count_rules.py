@@ -4,8 +4,9 @@
     python3 scripts/count_rules.py --at REV   # any commit (files read with `git show`)
 
 - **checks**: the places a rule refuses something — each ``StaticIssue(...)`` built in a
-  rule file, and each runtime refusal in the candidate's process (``_violation(...)`` and
-  ``_watched(...)`` calls, functions replaced by ``_refuse``).
+  rule file, and each runtime refusal in the candidate's process (``_violation(...)``
+  calls, and each function of torch, Triton or the standard library the lockdown replaces:
+  an assignment to an attribute of anything but ``self``).
 - **deny names** / **allow names**: the strings inside the rule files' module-level
   UPPER_CASE constants (one count per distinct string per constant; a string with a space
   in it is a message, not a name). A constant whose name
@@ -36,7 +37,7 @@ DIALECTS = {
     "runtime": ["evotui/eval/lockdown.py", "evotui/eval/op_policy.py"],
 }
 DENY = re.compile(r"FORBIDDEN|BANNED|MODULE_NAMES|INTERNALS|MACHINERY")
-CHECK_CALLS = {"StaticIssue", "_violation", "_watched"}
+CHECK_CALLS = {"StaticIssue", "_violation"}
 
 
 @dataclass
@@ -61,7 +62,7 @@ def read(path: str, rev: str | None) -> str | None:
     return shown.stdout if shown.returncode == 0 else None
 
 
-def count_file(source: str) -> Count:
+def count_file(source: str, runtime: bool = False) -> Count:
     tree = ast.parse(source)
     out = Count()
     for node in ast.walk(tree):
@@ -71,9 +72,11 @@ def count_file(source: str) -> Count:
                 func.attr if isinstance(func, ast.Attribute) else None)
             if name in CHECK_CALLS:
                 out.checks += 1
-        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
-              and node.value.id == "_refuse"):
-            out.checks += 1
+        elif runtime and isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and not (isinstance(t.value, ast.Name)
+                                                      and t.value.id == "self")
+                for t in node.targets):
+            out.checks += 1  # a harness-side replacement (`torch.from_file = _refuse`)
     for stmt in tree.body:
         if not isinstance(stmt, ast.Assign | ast.AnnAssign) or stmt.value is None:
             continue
@@ -101,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             source = read(path, args.at)
             if source is not None:
-                sub += count_file(source)
+                sub += count_file(source, runtime=dialect == "runtime")
         total += sub
         print(f"{dialect:8} {sub.checks:4} checks  {sub.deny:4} deny names  {sub.allow:4} allow names")
     print(f"{'all':8} {total.checks:4} checks  {total.deny:4} deny names  {total.allow:4} allow names")

@@ -35,12 +35,12 @@ def _refuse(*args: Any, **kwargs: Any) -> NoReturn:
     raise RuntimeError("file-backed tensors and storages are not available to candidates")
 
 
-LOG_FILE_ARGUMENTS = frozenset({"filename", "handlers", "stream"})
+FORBIDDEN_LOG_ARGUMENTS = frozenset({"filename", "handlers", "stream"})
 
 
 def _no_log_files(original: Callable[..., None]) -> Callable[..., None]:
     def basicConfig(**kwargs: Any) -> None:  # noqa: N802 - logging's own name
-        if LOG_FILE_ARGUMENTS & kwargs.keys():
+        if FORBIDDEN_LOG_ARGUMENTS & kwargs.keys():
             raise RuntimeError("logging.basicConfig(filename=/handlers=/stream=) is not available "
                                "to candidates: a log file can be the worker's answer")
         original(**kwargs)
