@@ -81,10 +81,13 @@ def main() -> int:
         lane = type("Lane", (), {"device": device, "scratch": Path(scratch)})()
         for k in range(args.repeat):
             held.close()
+            held.key = None
+            outbox._sent = 0  # each request's blobs count from 0, as in a process of its own
             req = pool._build_request(lane, EvalRequest(task=task, source=source, time=True))
             report = profiled(f"candidate side #{k}", lambda req=req: runner.evaluate(req), args.top)
             time.sleep(0.2)  # the drain thread takes the last descriptors
             report["blobs"] = [outbox.path_of(fd) for fd in held.fds]
+            report["digest_key"] = held.key
             print("phases:", {p: round(v, 3) for p, v in report.get("phases", {}).items()})
             verdict = profiled(f"judge #{k}", lambda req=req, report=report: judge.judge(req, report),
                                args.top)
