@@ -89,8 +89,9 @@ def distill(run_dir: Path, model: str | None, ollama_host: str | None, no_llm: b
     """Turn RUN_DIR's successful mutations into proposed advice (with provenance).
 
     Tunable-only changes get a template ("NUM_WARPS 8→4: +12 % on softmax 8192×8192 fp32,
-    H200"), other changes one sentence from the model. Runs on Triton's CPU interpreter
-    give advice marked as interpreter wall time, kept proposed and never shown to GPU runs.
+    H200"), other changes one sentence from the model. A run on Triton's CPU interpreter
+    is refused (its times are interpreter wall time): its gains are listed in its own
+    advice-scratch.json, never in the library.
     """
     from evotui.engine.rundir import RunDirError
     from evotui.task import TaskError
