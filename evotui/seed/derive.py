@@ -9,12 +9,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.seed import elementwise, gemm, reduction
+from evotui.seed import elementwise, gemm, pool, reduction
 from evotui.seed.common import assemble, init_source
 from evotui.seed.graph import Graph, NotDerivable
 from evotui.seed.trace import build_graph
 
-FAMILIES = (("gemm", gemm), ("reduction", reduction), ("elementwise", elementwise))
+FAMILIES = (("gemm", gemm), ("reduction", reduction), ("pooling", pool),
+            ("elementwise", elementwise))
 
 
 @dataclass(frozen=True)

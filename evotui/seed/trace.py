@@ -28,8 +28,7 @@ _VIEWS = {"view", "_unsafe_view", "reshape", "permute", "t", "transpose", "unsqu
           "squeeze", "expand", "flatten", "unflatten"}
 _NO_TEMPLATE = {
     "convolution": "convolutions", "convolution_backward": "convolutions",
-    "max_pool2d_with_indices": "pooling", "max_pool3d_with_indices": "pooling",
-    "avg_pool2d": "pooling", "avg_pool3d": "pooling", "adaptive_avg_pool2d": "pooling",
+    "adaptive_avg_pool2d": "adaptive pooling",
     "_adaptive_avg_pool2d": "pooling", "cumsum": "scans", "cumprod": "scans",
     "gather": "gathers", "index": "indexing", "scatter": "scatters", "embedding": "embeddings",
     "_native_batch_norm_legit_functional": "training-mode batch norm",
@@ -341,6 +340,39 @@ class _Translator:
         if b is not None:
             y = self.ew("add", y, b)
         return (y, None, None)
+
+    def _pool(self, op: str, x: Node, val: Any, d: int, kernel: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool, **extra: Any) -> Node:
+        def dims(v: Any, default: list[int]) -> list[int]:
+            if v is None or (isinstance(v, list | tuple) and not v):
+                return list(default)
+            values = list(v) if isinstance(v, list | tuple) else [v]
+            return values * d if len(values) == 1 else values
+
+        k = dims(kernel, [1] * d)
+        return self.add("pool", op, (x,), like=val, kernel=k, stride=dims(stride, k),
+                        padding=dims(padding, [0] * d), dilation=dims(dilation, [1] * d),
+                        ceil_mode=bool(ceil_mode), **extra)
+
+    def op_max_pool2d_with_indices(self, a: list, kw: dict, val: Any) -> tuple[Node, None]:
+        a = a + [None] * (6 - len(a))
+        return (self._pool("max", a[0], val[0], 2, a[1], a[2], a[3], a[4], a[5] or False), None)
+
+    def op_max_pool3d_with_indices(self, a: list, kw: dict, val: Any) -> tuple[Node, None]:
+        a = a + [None] * (6 - len(a))
+        return (self._pool("max", a[0], val[0], 3, a[1], a[2], a[3], a[4], a[5] or False), None)
+
+    def _avg(self, a: list, kw: dict, val: Any, d: int) -> Node:
+        a = a + [None] * (7 - len(a))
+        include = True if a[5] is None else bool(a[5])
+        return self._pool("avg", a[0], val, d, a[1], a[2], a[3], None, a[4] or False,
+                          count_include_pad=include, divisor=a[6])
+
+    def op_avg_pool2d(self, a: list, kw: dict, val: Any) -> Node:
+        return self._avg(a, kw, val, 2)
+
+    def op_avg_pool3d(self, a: list, kw: dict, val: Any) -> Node:
+        return self._avg(a, kw, val, 3)
 
     def op_mm(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("mm", "mm", (a[0], a[1]), like=val)
