@@ -17,12 +17,15 @@ import mmap
 import os
 import secrets
 import socket
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 MAX_BLOBS = 4096  # handed over by one candidate; more is not a harness's doing
 KEY_REQUEST = b"key?"
+GATE_REQUEST = b"gpu?"  # the device's timing gate (``ask_gate``)
 
 _channel: socket.socket | None = None
 _sent = 0
@@ -50,6 +53,16 @@ def ask_key() -> int:
         raise RuntimeError("no channel to ask for a key")
     _channel.send(KEY_REQUEST)
     return int(_channel.recv(64))
+
+
+def ask_gate() -> None:
+    """Wait until this candidate may use the device alone (its trials and timing): the pool
+    holds the device's gate for it from the answer until the candidate has answered."""
+    if _channel is None:
+        raise RuntimeError("no channel to ask for the device")
+    _channel.send(GATE_REQUEST)
+    if _channel.recv(16) != b"go":
+        raise RuntimeError("the device was not granted")
 
 
 def put_tensor(value: Any) -> int:
@@ -105,6 +118,8 @@ class Received:
     total_bytes: int = 0
     error: str = ""
     key: int | None = None  # the fingerprint key given to the candidate, once
+    gated: bool = False  # it was granted the device's gate
+    waited_s: float = 0.0  # for the gate: not counted against its time limit
 
     def close(self) -> None:
         for fd in self.fds:
@@ -115,9 +130,11 @@ class Received:
         self.fds.clear()
 
 
-def receive(sock: socket.socket, into: Received, limit_bytes: int) -> bool:
-    """Take one handed-over descriptor from ``sock`` (worker side); False at end of stream.
-    A descriptor that is not sealed, or one past the limits, is closed and noted."""
+def receive(sock: socket.socket, into: Received, limit_bytes: int,
+            gate: Callable[[], None] | None = None) -> bool:
+    """Take one handed-over descriptor or request from ``sock`` (worker side); False at end
+    of stream. A descriptor that is not sealed, or one past the limits, is closed and noted.
+    ``gate`` blocks until the device's gate is held for this candidate."""
     try:
         data, fds, _, _ = socket.recv_fds(sock, 32, 4)
     except (BlockingIOError, InterruptedError):
@@ -130,6 +147,19 @@ def receive(sock: socket.socket, into: Received, limit_bytes: int) -> bool:
         else:
             into.key = secrets.randbits(62)
         sock.send(str(into.key).encode())
+        return True
+    if data == GATE_REQUEST and not fds:
+        if into.gated:
+            into.error = into.error or "asked for the device twice"
+        elif gate is not None:
+            started = time.monotonic()
+            gate()
+            into.waited_s += time.monotonic() - started
+        into.gated = True
+        sock.send(b"go")
+        return True
+    if not fds:
+        into.error = into.error or "sent a request the harness never makes"
         return True
     for fd in fds:
         try:

@@ -13,8 +13,9 @@ import queue
 import random
 import shutil
 import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,19 @@ class Lane:
     device: str  # as the workers see it ("cuda:0" or "cpu")
     label: str  # as the user sees it ("cuda:1")
     candidate: WorkerProcess
-    judge: WorkerProcess
+    judge: WorkerProcess  # shared by the lanes of one device
     scratch: Path
+    # the device's: held while one of its candidates runs its trials and timing, and while
+    # its judge works (shared by the lanes of one device)
+    gate: threading.Lock = field(default_factory=threading.Lock)
+    shares_device: bool = False  # other lanes use this device too: candidates ask for the gate
+
+
+def _per_device_from_env() -> int:
+    try:
+        return int(os.environ.get("EVOTUI_CANDIDATES_PER_DEVICE", "1"))
+    except ValueError:
+        return 1
 
 
 def sandbox_disabled_by_env() -> bool:
@@ -93,7 +105,7 @@ class EvaluatorPool:
 
     def __init__(self, device: str = "auto", lanes: int | None = None,
                  static_checks: bool = True, timing_sets: int = 12,
-                 sandbox: bool | None = None) -> None:
+                 sandbox: bool | None = None, per_device: int | None = None) -> None:
         # static_checks=False exists for the harness's own tests: it lets a deliberately
         # hostile candidate reach the worker, to prove the runtime defences hold on their own.
         self.static_checks = static_checks
@@ -107,10 +119,14 @@ class EvaluatorPool:
         self.devices = detect_devices(device)
         if lanes is not None and self.devices == ["cpu"]:
             self.devices = ["cpu"] * max(1, lanes)
+        # candidates per device: while one is timed, the next ones start, compile and load
+        # (each waits for the device's gate before its trials); one judge per device
+        self.per_device = max(1, per_device if per_device is not None else _per_device_from_env())
         self._root = Path(tempfile.mkdtemp(prefix="evotui-", dir=protocol.scratch_root()))
         self._free: queue.Queue[Lane] = queue.Queue()
         self.lanes: list[Lane] = []
-        for i, dev in enumerate(self.devices):
+        shared: dict[str, Lane] = {}
+        for i, dev in enumerate(d for d in self.devices for _ in range(self.per_device)):
             if dev == "cpu":
                 env = {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
                 inner = "cpu"
@@ -121,8 +137,15 @@ class EvaluatorPool:
             env["EVOTUI_WORKER_ROOT"] = str(self._root)  # removed with the pool, whatever happens
             scratch = self._root / f"lane{i}"
             scratch.mkdir()
-            lane = Lane(inner, dev, WorkerProcess("candidate", inner, env),
-                        WorkerProcess("judge", inner, env), scratch)
+            first = shared.get(dev) if self.per_device > 1 else None
+            if first is None:
+                lane = Lane(inner, dev, WorkerProcess("candidate", inner, env),
+                            WorkerProcess("judge", inner, env), scratch,
+                            shares_device=self.per_device > 1)
+                shared[dev] = lane
+            else:
+                lane = Lane(inner, dev, WorkerProcess("candidate", inner, env), first.judge,
+                            scratch, gate=first.gate, shares_device=True)
             self.lanes.append(lane)
             self._free.put(lane)
         self._rng = random.SystemRandom()  # seeds a candidate cannot predict
@@ -137,9 +160,7 @@ class EvaluatorPool:
     def start(self) -> None:
         """Start every worker now (otherwise they start on first use)."""
         for lane in self.lanes:
-            for w in (lane.candidate, lane.judge):
-                if not w.alive:
-                    w.start()
+            _start_workers(lane)
 
     def isolation(self) -> Isolation | None:
         """What the sandbox holds on this pool's machine, as its first candidate worker found
@@ -174,9 +195,10 @@ class EvaluatorPool:
     def device_facts(self) -> dict[str, Any] | None:
         lane = self._free.get()
         try:
-            if not lane.judge.alive:
-                lane.judge.start()
-            return lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts")
+            with lane.gate:
+                if not lane.judge.alive:
+                    lane.judge.start()
+                return lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts")
         finally:
             self._free.put(lane)
 
@@ -200,9 +222,7 @@ class EvaluatorPool:
     def _compare_on(self, lane: Lane, task: TaskRef, incumbent: str, challenger: str,
                     timeout_s: float) -> ABResult:
         try:
-            for w in (lane.candidate, lane.judge):
-                if not w.alive:
-                    w.start()
+            _start_workers(lane)
         except (WorkerDied, WorkerTimeout) as e:
             return ABResult(ok=False, reason=reasons.HARNESS_ERROR, message=str(e))
         paths = []
@@ -216,17 +236,22 @@ class EvaluatorPool:
                "timing_seeds": [self._rng.randrange(1, 2**62) for _ in range(self.timing_sets)],
                "recheck_seed": self._rng.randrange(1, 2**62)}
         try:
-            report = lane.candidate.request({"op": "compare", "request": req,
-                                             "timeout_s": timeout_s}, timeout_s + WAIT_MARGIN_S)
+            with _Gate(lane) as gate:
+                report = lane.candidate.request({"op": "compare", "request": req,
+                                                 "timeout_s": timeout_s},
+                                                timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
         except WorkerTimeout:
             return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
         except WorkerDied as e:
             return ABResult(ok=False, reason=reasons.CRASHED, message=str(e))
+        report = gate.checked(report)
         try:  # (the worker holds the report's bytes until its next request)
-            check = lane.judge.request({"op": "check_ab", "request": req, "report": report},
-                                       JUDGE_TIMEOUT_S)
+            with lane.gate:
+                check = lane.judge.request({"op": "check_ab", "request": req, "report": report},
+                                           JUDGE_TIMEOUT_S)
         except (WorkerDied, WorkerTimeout) as e:
-            lane.judge.kill()
+            with lane.gate:
+                lane.judge.kill()
             return ABResult(ok=False, reason=reasons.HARNESS_ERROR, message=f"judge failed: {e}")
         if not check.get("ok"):
             return ABResult(ok=False, reason=str(check.get("reason")), message=str(check.get("message")))
@@ -330,6 +355,7 @@ class EvaluatorPool:
             "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "ghost_shape": 1 if len(shapes) > 1 else 0,
             "dialect": dialect,  # the judge checks the CUDA dialect's guard bands
+            "warm_seed": seed(),  # the call that compiles, before the device's gate
         }
 
     def _task_fields(self, task: TaskRef) -> dict[str, Any]:
@@ -338,24 +364,25 @@ class EvaluatorPool:
                 "sandbox": self.sandbox, "protected": _protected_paths(task),
                 "atol": task.meta.atol, "rtol": task.meta.rtol,
                 "allow_torch": list(task.meta.allow_torch),
-                "static_checks": self.static_checks}  # off: the worker skips the PTX rules too
+                "static_checks": self.static_checks,
+                "gate": self.per_device > 1}  # off: the worker skips the PTX rules too
 
     def _evaluate_on(self, lane: Lane, request: EvalRequest, t0: float,
                      dialect: str = "triton") -> EvalResult:
         common = {"device": lane.label, "interpreter": lane.device == "cpu"}
         try:
-            for w in (lane.candidate, lane.judge):
-                if not w.alive:
-                    w.start()
+            _start_workers(lane)
         except (WorkerDied, WorkerTimeout) as e:
             return EvalResult.rejected(reasons.HARNESS_ERROR, str(e), **common)
         req = self._build_request(lane, request, dialect)
         worker = lane.candidate
         started = time.monotonic()
         try:
-            report = worker.request({"op": "evaluate", "request": req,
-                                     "timeout_s": request.timeout_s},
-                                    request.timeout_s + WAIT_MARGIN_S)
+            with _Gate(lane) as gate:
+                report = worker.request({"op": "evaluate", "request": req,
+                                         "timeout_s": request.timeout_s},
+                                        request.timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
+            report = gate.checked(report)
         except WorkerTimeout:
             report = {"ok": False, "reason": reasons.TIMEOUT,
                       "message": f"no result within {request.timeout_s:.0f} s; worker restarted"}
@@ -376,10 +403,12 @@ class EvaluatorPool:
                   if isinstance(v, int | float)}
         judge_started = time.monotonic()
         try:
-            verdict = lane.judge.request({"op": "judge", "request": req, "report": report},
-                                         JUDGE_TIMEOUT_S)
+            with lane.gate:
+                verdict = lane.judge.request({"op": "judge", "request": req, "report": report},
+                                             JUDGE_TIMEOUT_S)
         except (WorkerDied, WorkerTimeout) as e:
-            lane.judge.kill()
+            with lane.gate:
+                lane.judge.kill()
             return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
                                        worker_output_tail=tail)
         phases["judge"] = time.monotonic() - judge_started
@@ -394,7 +423,8 @@ class EvaluatorPool:
             # a torch.compile to redo) only when it was the one that failed
             worker.kill()
             if report.get("ok"):
-                lane.judge.kill()
+                with lane.gate:
+                    lane.judge.kill()
         return self._result(verdict, common, time.monotonic() - t0, tail, phases)
 
     @staticmethod
@@ -425,3 +455,42 @@ class EvaluatorPool:
             worker_output_tail=tail[-1000:],
             phases=phases,
         )
+
+
+def _start_workers(lane: Lane) -> None:
+    if not lane.candidate.alive:
+        lane.candidate.start()
+    if not lane.judge.alive:
+        with lane.gate:  # the judge may be another lane's too
+            if not lane.judge.alive:
+                lane.judge.start()
+
+
+class _Gate:
+    """The device's gate for one candidate request: taken when the candidate asks for it,
+    given back when its answer is in. A report that says it was timed but never asked for
+    the device ran beside another candidate's timing, so its times mean nothing."""
+
+    def __init__(self, lane: Lane) -> None:
+        self.lane = lane
+        self.held = False
+        self.asked = False
+
+    def acquire(self) -> None:
+        if not self.held:
+            self.lane.gate.acquire()
+            self.held = self.asked = True
+
+    def __enter__(self) -> _Gate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.held:
+            self.held = False
+            self.lane.gate.release()
+
+    def checked(self, report: dict[str, Any]) -> dict[str, Any]:
+        if self.lane.shares_device and report.get("ok") and not self.asked:
+            return {"ok": False, "reason": reasons.TIMER_TAMPERED,
+                    "message": "timed without holding the device (its gate was never asked for)"}
+        return report

@@ -51,6 +51,7 @@ class CandidateHost:
         self.isolation = probe(gpu=os.environ.get("CUDA_VISIBLE_DEVICES") or None
                                if device != "cpu" else None)
         self.held: Any = None  # the last candidate's sealed outputs, until the judge has read them
+        self.conn: Connection | None = None  # to the pool, for the device's gate
         self.trusted_cache: Path | None = None
         if device != "cpu" and self.isolation.complete:
             from evotui.eval.compiler_cache import build_trusted_cache
@@ -58,6 +59,15 @@ class CandidateHost:
 
             root = os.environ.get("EVOTUI_WORKER_ROOT")
             self.trusted_cache = build_trusted_cache(Path(root) if root else scratch_root())
+
+    def _gate(self) -> None:
+        """The candidate asks for the device: the pool holds its gate from this answer on."""
+        from evotui.eval import protocol
+
+        assert self.conn is not None
+        protocol.send(self.conn, {"gate": "acquire"})
+        if protocol.recv(self.conn).get("gate") != "granted":
+            raise RuntimeError("the pool did not grant the device")
 
     def run(self, op: str, req: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         from evotui.eval import outbox, reasons
@@ -96,7 +106,8 @@ class CandidateHost:
 
         forked = time.monotonic()
         outcome = run_isolated(prepare, body, confinement, timeout_s,
-                               blob_limit_bytes=_blob_limit_bytes())
+                               blob_limit_bytes=_blob_limit_bytes(),
+                               gate=self._gate if req.get("gate") else None)
         self.held = outcome.blobs
         if outcome.timed_out:
             return {"ok": False, "reason": reasons.TIMEOUT,
@@ -108,7 +119,7 @@ class CandidateHost:
         if held is not None and held.error:
             return {"ok": False, "reason": reasons.TAMPERED, "message": held.error}
         # set here, whatever the answer said: where the judge finds the bytes
-        return {**outcome.answer,
+        return {**outcome.answer, "gated": bool(held and held.gated),
                 "blobs": [outbox.path_of(fd) if fd >= 0 else None
                           for fd in (held.fds if held is not None else [])],
                 "digest_key": held.key if held is not None else None}
@@ -152,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.role == "candidate":
             server = CandidateHost(args.device)
+            server.conn = conn
             hello = {"ready": True, "pid": os.getpid(), "isolation": server.isolation.as_dict()}
         else:
             from evotui.eval.judge import Judge

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -81,7 +82,10 @@ class WorkerProcess:
     def tail(self, n: int = 2000) -> str:
         return bytes(self._tail[-n:]).decode(errors="replace")
 
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def request(self, message: dict[str, Any], timeout: float,
+                on_gate: Callable[[], None] | None = None) -> dict[str, Any]:
+        """Send ``message`` and wait for the answer. A candidate worker may first ask for
+        its device's gate: ``on_gate`` blocks until it is held (not counted in ``timeout``)."""
         if not self.alive:
             self.restart()
         assert self.conn is not None
@@ -90,9 +94,9 @@ class WorkerProcess:
             protocol.send(self.conn, message)
         except OSError as e:
             raise WorkerDied(f"could not send to worker: {e}") from None
-        return self._wait(timeout)
+        return self._wait(timeout, on_gate)
 
-    def _wait(self, timeout: float) -> dict[str, Any]:
+    def _wait(self, timeout: float, on_gate: Callable[[], None] | None = None) -> dict[str, Any]:
         assert self.conn is not None and self.proc is not None
         deadline = time.monotonic() + timeout
         while True:
@@ -102,7 +106,15 @@ class WorkerProcess:
                 raise WorkerTimeout(f"no answer within {timeout:.0f} s")
             try:
                 if self.conn.poll(min(remaining, 0.5)):
-                    return protocol.recv(self.conn)
+                    reply = protocol.recv(self.conn)
+                    if reply.get("gate") != "acquire":
+                        return reply
+                    started = time.monotonic()
+                    if on_gate is not None:
+                        on_gate()
+                    deadline += time.monotonic() - started
+                    protocol.send(self.conn, {"gate": "granted"})
+                    continue
             except (EOFError, OSError, ValueError):
                 pass
             else:

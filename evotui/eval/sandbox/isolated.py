@@ -145,10 +145,12 @@ def _end(pid: int, grace_s: float) -> int:
 
 def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any]],
                  confinement: Confinement | None, timeout_s: float,
-                 blob_limit_bytes: int = 64 << 30) -> Outcome:
+                 blob_limit_bytes: int = 64 << 30,
+                 gate: Callable[[], None] | None = None) -> Outcome:
     """``body(prepare())`` in a fresh process; ``prepare`` runs there before confinement
     (single-threaded: a process with threads cannot enter a user namespace). What the body
-    hands over through ``evotui.eval.outbox`` comes back in ``Outcome.blobs``."""
+    hands over through ``evotui.eval.outbox`` comes back in ``Outcome.blobs``; ``gate`` answers
+    its ``ask_gate`` (the time it waits there does not count against ``timeout_s``)."""
     read_fd, write_fd = os.pipe()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
@@ -159,7 +161,7 @@ def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any
     theirs.close()
     blobs = outbox.Received([])
     try:
-        answer = _collect(pid, read_fd, ours, blobs, timeout_s, blob_limit_bytes)
+        answer = _collect(pid, read_fd, ours, blobs, timeout_s, blob_limit_bytes, gate)
     except BaseException:
         blobs.close()
         raise
@@ -169,7 +171,8 @@ def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any
 
 
 def _collect(pid: int, read_fd: int, blob_sock: socket.socket, blobs: outbox.Received,
-             timeout_s: float, blob_limit_bytes: int) -> Outcome:
+             timeout_s: float, blob_limit_bytes: int,
+             gate: Callable[[], None] | None) -> Outcome:
     """The answer on ``read_fd`` and the blobs on ``blob_sock``, as they come."""
     try:
         os.setpgid(pid, pid)  # also here: killpg must find the group even if the child is slow
@@ -180,14 +183,14 @@ def _collect(pid: int, read_fd: int, blob_sock: socket.socket, blobs: outbox.Rec
     deadline = time.monotonic() + timeout_s
     try:
         while size <= MAX_ANSWER_BYTES:
-            remaining = deadline - time.monotonic()
+            remaining = deadline + blobs.waited_s - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
             watched = [read_fd, blob_sock] if blob_open else [read_fd]
             ready, _, _ = select.select(watched, [], [], min(remaining, 1.0))
             if blob_sock in ready:
-                blob_open = outbox.receive(blob_sock, blobs, blob_limit_bytes)
+                blob_open = outbox.receive(blob_sock, blobs, blob_limit_bytes, gate)
             if read_fd in ready:
                 chunk = os.read(read_fd, 1 << 20)
                 if not chunk:
