@@ -42,8 +42,11 @@ if [ "${FRESH_POOL:-0}" = 1 ]; then
   python3 bench/bench_samples.py --out "$out/fresh-pool" --fresh-pool --runs 5 --variants 0 \
     ${FRESH_POOL_ARGS:---samples add_gelu,cross_entropy,softmax} 2>&1 | tee "$out/fresh-pool.log"
 fi
-if [ "${PARAM_RUNS:-0}" = 1 ]; then
-  python3 bench/bench_param_runs.py --out "$out/param-runs" ${PARAM_ARGS:-} 2>&1 | tee "$out/param-runs.log"
+if [ "${PARAM_RUNS:-0}" = 1 ]; then  # PER_DEVICE="1 3": once per count of candidate workers per GPU
+  for n in ${PER_DEVICE:-1}; do
+    EVOTUI_CANDIDATES_PER_DEVICE=$n python3 bench/bench_param_runs.py --out "$out/param-runs-x$n" \
+      ${PARAM_ARGS:-} 2>&1 | tee "$out/param-runs-x$n.log"
+  done
 fi
 if [ "${PARAM_MEMORY:-0}" = 1 ]; then
   python3 bench/bench_param_runs.py --out "$out/param-runs-memory" --memory-k 3 \
