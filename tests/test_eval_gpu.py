@@ -118,9 +118,8 @@ def test_a_value_cache_is_told_from_an_honest_kernel_by_cuda_events():
 
 
 def test_recomputing_only_the_perturbed_rows_is_caught(gpu_pool):
-    """A GEMM that recomputes only the row blocks the perturbation changed since the previous
-    call is fast only in the timed calls. (Accepted on the H200: the value rounds do not
-    catch a partial recompute yet.)"""
+    """A GEMM that recomputes only the row blocks changed since it last saw the tensor (it
+    keeps a copy of every input set): the value rounds' one-element changes find it."""
     from evotui.eval import EvalRequest
     from evotui.task import resolve_task
     from tests.conftest import CANDIDATES, SAMPLES
