@@ -9,7 +9,9 @@ Run in a process of its own (it patches the interpreter and torch.cuda.synchroni
     TRITON_INTERPRET=1 python -m tests.simulated_gpu evaluate TASK_DIR CANDIDATE [--raw]
     TRITON_INTERPRET=1 python -m tests.simulated_gpu ab TASK_DIR INCUMBENT CHALLENGER [--raw]
 
-Prints the verdict as one JSON line. ``--raw``: static rules off (as ``EvaluatorPool(...,
+Prints the verdict as one JSON line. ``--graph``: timed as graph replays (the method of calls
+under ~20 µs); ``--drop-graph-replay``: the report then loses its replay on new values.
+``--raw``: static rules off (as ``EvaluatorPool(...,
 static_checks=False)``). ``--sets=N``: N timing seeds asked for (default 3);
 ``--gpu-memory=BYTES``: the memory the worker and the judge see (``timing.gpu_memory_bytes``),
 which decides how many of those sets are timed.
@@ -52,6 +54,31 @@ class SimulatedTimer(CudaTimer):
         self.synchronize = lambda *args: None
         self.perf_counter = time.perf_counter
 
+    graph = False  # --graph: every call timed as a graph replay (as under ~20 µs)
+
+    def time(self, fn: Any, **kwargs: Any) -> Any:
+        if not self.graph:
+            return super().time(fn, **kwargs)
+        self.timed_graph = None
+        fn()
+        unroll = timing.graph_unroll(kwargs.get("input_sets", 1))
+        return self._time_graph(fn, rep_ms=10.0, unroll=unroll, watch=kwargs.get("watch"))
+
+    def _time_graph(self, fn: Any, *, rep_ms: float, unroll: int = 20, watch: Any = None) -> Any:
+        """A "graph" whose replay runs the captured calls again: no new values between its
+        calls, as a real replay (here the candidate's Python runs each time too)."""
+        def calls() -> None:
+            for _ in range(unroll):
+                fn()
+
+        (watch or (lambda f: f()))(calls)  # the capture: its calls are watched
+        self.timed_graph = types.SimpleNamespace(replay=calls)
+        started = time.perf_counter()
+        calls()
+        per_call = (time.perf_counter() - started) * 1000 / unroll
+        return timing.Timing(median_ms=per_call, spread_pct=0.0, samples=1, method="graph",
+                             synced_ms=None)
+
     def flush(self) -> None:
         pass
 
@@ -83,6 +110,7 @@ def main(argv: list[str]) -> int:
     rng = random.SystemRandom()
     runner = CandidateRunner("cpu")
     runner.timer = SimulatedTimer()
+    runner.timer.graph = "--graph" in argv
     judge = Judge("cpu")
     scratch = Path(tempfile.mkdtemp(prefix="evotui-sim-"))
     req = _common(task, scratch, not raw, rng, int(options.get("sets", 3)))
@@ -97,9 +125,15 @@ def main(argv: list[str]) -> int:
                    ghost_shape=1 if len(shapes) > 1 else 0)
         report = runner.evaluate(req)
         verdict = judge.judge(req, report)
-        timed_sets = len((report.get("timing") or {}).get("inputs_after") or [])
+        timed = report.get("timing") or {}
+        if "--drop-graph-replay" in argv:
+            timed.pop("graph_replay", None)
+            verdict = judge.judge(req, report)
         print(json.dumps({"accepted": verdict["accepted"], "reason": verdict["reason"],
-                          "message": verdict["message"], "timed_sets": timed_sets}))
+                          "message": verdict["message"],
+                          "timed_sets": len(timed.get("inputs_after") or []),
+                          "method": timed.get("method"),
+                          "graph_replayed": bool(timed.get("graph_replay"))}))
     else:
         torch.cuda.synchronize = lambda *a, **k: None  # compare ends with one
         paths = []

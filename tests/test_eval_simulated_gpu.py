@@ -66,3 +66,14 @@ def test_the_timed_input_sets_are_as_many_as_fit_and_the_judge_agrees(memory, ti
     verdict = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py", "--sets=12", f"--gpu-memory={memory}")
     assert verdict["accepted"], verdict
     assert verdict["timed_sets"] == timed
+
+
+def test_graph_timed_calls_are_replayed_on_new_values_and_judged():
+    """Replays of a timing graph run without new values between them: one more replay on
+    new values written into the same tensors is judged, and a report without it is not
+    believed."""
+    verdict = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py", "--graph")
+    assert verdict["accepted"] and verdict["method"] == "graph", verdict
+    assert verdict["graph_replayed"], verdict
+    dropped = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py", "--graph", "--drop-graph-replay")
+    assert (dropped["accepted"], dropped["reason"]) == (False, "tampered"), dropped

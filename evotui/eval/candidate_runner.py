@@ -21,7 +21,7 @@ from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.lockdown import lock_down
 from evotui.eval.op_policy import OpPolicy
-from evotui.eval.perturb import write_quietly
+from evotui.eval.perturb import graph_check_seed, write_quietly
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import TimedCalls, ValueRounds, as_outputs
 from evotui.eval.timing import set_bytes, timed_seeds
@@ -529,6 +529,17 @@ class CandidateRunner:
                          "inputs": self._inputs_after(inp, scratch, f"timed_in{k}")}
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
         self._settle_inputs()  # before the calls below change the sets' values again
+        graph_replay = None
+        if timing.method == "graph":
+            # the replayed calls ran without new values between them: once more on new values
+            # in the same tensors, and the judge checks that answer (a kernel that skipped its
+            # work on replays would still hold the old one)
+            seed = graph_check_seed(req["recheck_seed"])
+            for values in sets:
+                self._refill(values, task, shapes[0], seed)
+            if self.timer is not None and self.timer.replay_timed_graph():
+                graph_replay = {"seed": seed,
+                                "outputs": self._dump(as_outputs(calls.out), scratch, "graph_out")}
         inputs = sets[calls.last]
         calls.out = None
         fresh_check = self._fresh_vs_same(model, calls, task, shapes[0], req)
@@ -554,6 +565,7 @@ class CandidateRunner:
             "watched_policy": {**watched_ops, **recheck_policy.violations,
                                **verify_policy.violations},
             "recheck": {"seed": req["recheck_seed"], "outputs": recheck},
+            "graph_replay": graph_replay,
             "fresh_check": fresh_check.as_dict(),
             "outputs": timed_outputs,
             **judged,

@@ -16,7 +16,7 @@ from typing import Any
 from evotui.eval import reasons
 from evotui.eval.digest import fingerprint
 from evotui.eval.op_policy import as_bits
-from evotui.eval.perturb import values_seed
+from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
 from evotui.eval.timing import FreshCheck, peak_bytes_per_s, set_bytes, timed_seeds
 from evotui.task import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
@@ -317,6 +317,14 @@ class Judge:
                              f"same values written again {check.same_ms:.4g} ms{patch} "
                              f"({check.rounds} rounds; the timed calls {timing['median_ms']:.4g} "
                              "ms): results are cached or patched across calls")
+        if timing["method"] == "graph":
+            replayed = timing.get("graph_replay")
+            seed = graph_check_seed(req["recheck_seed"])
+            if not isinstance(replayed, dict) or replayed.get("seed") != seed:
+                raise Reject(reasons.TAMPERED, "the report lacks the timed graph's replay on new values")
+            _, grefs = self._reference(req, 0, seed)
+            self._compare(req, replayed["outputs"], grefs,
+                          "a replay of the timed graph on new values", reasons.STALE_OUTPUT)
         _, rrefs = self._reference(req, 0, timing["recheck"]["seed"])
         self._compare(req, timing["recheck"]["outputs"], rrefs, "call with new values in the timed tensors",
                       reasons.STALE_OUTPUT)

@@ -26,6 +26,12 @@ def changed_seed(seed: int, index: int) -> int:
     return int.from_bytes(digest[:8], "little") % 2**63
 
 
+def graph_check_seed(recheck_seed: int) -> int:
+    """The values every timed set gets before the timed graph is replayed once more for the
+    judge (graph-timed calls); unlike any other set's."""
+    return changed_seed(recheck_seed ^ 0x6A09E667F3BCC908, 1)
+
+
 def values_seed(seed: int, changes: int) -> int:
     """The seed a set generated from ``seed`` holds the values of after ``changes`` changes."""
     return seed if changes == 0 else changed_seed(seed, changes)

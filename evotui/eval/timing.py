@@ -234,6 +234,7 @@ class CudaTimer:
         """``input_set``, when the callable rotates over ``input_sets`` input sets: which one
         the next call will use (for the per-set medians). ``prepare`` runs before each warm-up
         and sampled call, outside the timed events (new input values: evotui.eval.perturb)."""
+        self.timed_graph = None
         sync = self.synchronize
         fn()
         sync()
@@ -492,6 +493,7 @@ class CudaTimer:
             self.synchronize()
             return None
         full, flush_only = graphs
+        self.timed_graph = full  # replayed once more on new values for the judge
         for g in graphs:
             g.replay()
         self.synchronize()
@@ -509,6 +511,17 @@ class CudaTimer:
             method="graph",
             synced_ms=None,
         )
+
+    def replay_timed_graph(self) -> bool:
+        """Replay the graph the last ``time`` measured (method "graph"), to the end; False
+        when it measured none. Its calls read the inputs in place, so a replay after new
+        values were written into them must give those values' answers."""
+        graph = getattr(self, "timed_graph", None)
+        if graph is None:
+            return False
+        graph.replay()
+        self.synchronize()
+        return True
 
     def _replay_ms(self, graph: Any) -> float:
         start, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
