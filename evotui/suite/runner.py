@@ -57,14 +57,14 @@ def open_suite(folder: Path, problems: list[Problem] | None,
     """The suite in ``folder``: the stored one (``problems`` must match), or a new one.
     ``problems``/``settings`` None: continue the stored suite as it was (``--resume``)."""
     stored = record.load(folder)
-    if stored is None and problems is None:
-        raise record.SpecError(f"nothing to resume in {folder}: no {record.SUITE_JSON}")
-    if problems is None:
-        problems = record.problems_of(stored)  # type: ignore[arg-type]
-    results = record.results_for(problems, stored)
-    if settings is None:
-        settings = SuiteSettings.from_dict(stored.get("settings") or {})  # type: ignore[union-attr]
-    created = str(stored.get("created")) if stored else record.now()
+    if stored is None:
+        if problems is None or settings is None:
+            raise record.SpecError(f"nothing to resume in {folder}: no {record.SUITE_JSON}")
+        results, created = record.results_for(problems, None), record.now()
+    else:
+        results = record.results_for(problems or record.problems_of(stored), stored)
+        settings = settings or SuiteSettings.from_dict(stored.get("settings") or {})
+        created = str(stored.get("created") or record.now())
     for r in results:
         if r.done:  # its run may have been continued since (`evotui run --resume`)
             _refresh(r, folder / r.run_dir)
