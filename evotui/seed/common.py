@@ -67,12 +67,15 @@ def init_source(model_cls: type) -> tuple[str, dict[str, Any]]:
     return src, consts
 
 
-def assemble(parts: Parts, init_src: str, consts: dict[str, Any], params: list[str]) -> str:
+def assemble(parts: Parts, init_src: str, consts: dict[str, Any], params: list[str],
+             methods: str = "") -> str:
     tun_lines = [f"{t.name} = {t.value}" for t in parts.tunables]
     tun_decl = ",\n".join(f'    "{t.name}": {t.choices}' for t in parts.tunables)
     const_lines = [f"{k} = {v!r}" for k, v in consts.items()]
     body = "\n".join("        " + line if line else "" for line in parts.forward)
     forward = f"    def forward(self, {', '.join(params)}):\n{body}\n"
+    if methods:
+        forward += "\n" + textwrap.indent(methods, "    ")
     return template("candidate.py.tmpl").substitute(
         doc=parts.doc,
         tunables="\n".join(tun_lines) + "\nTUNABLES = {\n" + tun_decl + ",\n}\n",
@@ -92,6 +95,18 @@ class Operands:
         self.names: dict[Node, str] = {}
         self.lines: list[str] = []
 
+    def input_shapes(self) -> list[tuple[str, tuple[int, ...]]]:
+        return [(self.graph.forward_params[n.attrs["index"]], n.shape) for n in self.graph.nodes
+                if n.kind == "input" and n.attrs["index"] < len(self.graph.forward_params)]
+
+    def input_with_shape(self, shape: tuple[int, ...]) -> str | None:
+        """A forward argument of this traced shape (a reshape back to an input's shape)."""
+        for n in self.graph.nodes:
+            if n.kind == "input" and n.shape == shape and n.attrs["index"] < len(
+                    self.graph.forward_params):
+                return self.graph.forward_params[n.attrs["index"]]
+        return None
+
     def name(self, node: Node) -> str:
         if node in self.names:
             return self.names[node]
@@ -108,7 +123,7 @@ class Operands:
         elif node.kind == "view":
             src = node.args[0]
             text = node.name
-            self.lines.append(f"{text} = {view_call(self.name(src), src, node)}")
+            self.lines.append(f"{text} = {view_call(self.name(src), src, node, self)}")
         else:
             raise NotDerivable(f"{node.kind} value {node.op} used where an input was expected")
         self.names[node] = text
@@ -158,11 +173,17 @@ def torch_call(ops: Operands, node: Node) -> str:
     raise NotDerivable(f"aten::{node.op} kept in torch: no template calls it")
 
 
-def view_call(src_name: str, src: Node, node: Node) -> str:
+def view_call(src_name: str, src: Node, node: Node, ops: Operands | None = None) -> str:
     a = node.attrs.get("view_args", [])
     op = node.op
     if op in ("view", "_unsafe_view", "reshape"):
-        return f"{src_name}.reshape({shape_expr(src_name, src.shape, tuple(a[0]))})"
+        inputs = ops.input_shapes() if ops is not None else []
+        target = shape_expr(src_name, src.shape, tuple(a[0]), inputs)
+        like = ops.input_with_shape(tuple(a[0])) if ops is not None else None
+        if "-1" in target and like is not None:
+            # a split keeps traced sizes; an input of that shape follows the real ones
+            return f"{src_name}.reshape({like}.shape)"
+        return f"{src_name}.reshape({target})"
     if op == "permute":
         return f"{src_name}.permute({list(a[0])})"
     if op == "t":
@@ -193,7 +214,8 @@ def view_call(src_name: str, src: Node, node: Node) -> str:
     raise NotDerivable(f"view op {op}: no template for it")
 
 
-def shape_expr(x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str:
+def shape_expr(x: str, src: tuple[int, ...], dst: tuple[int, ...],
+               inputs: list[tuple[str, tuple[int, ...]]] = ()) -> str:
     """A reshape target that follows the source's runtime sizes where dimensions merge or
     map one to one; split dimensions keep their traced sizes, one of them as -1."""
     out: list[str] = []
@@ -230,8 +252,11 @@ def shape_expr(x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str:
             k += 1
         if q != src[i]:
             raise NotDerivable("a reshape the seed generator cannot follow")
+        same = next((name for name, shape in inputs if tuple(shape[j:k]) == dst[j:k]), None)
         for n, size in enumerate(dst[j:k]):
-            if n == 0 and not minus:
+            if same is not None:  # an input with these sizes here: follow its real ones
+                out.append(f"{same}.shape[{j + n}]")
+            elif n == 0 and not minus:
                 out.append("-1")
                 minus = True
             else:
@@ -258,10 +283,11 @@ def peel_output_views(graph: Graph) -> tuple[list[Node], list[list[Node]]]:
     return bases, chains
 
 
-def replay_chain(base_var: str, base: Node, chain: list[Node]) -> list[str]:
+def replay_chain(base_var: str, base: Node, chain: list[Node],
+                 ops: Operands | None = None) -> list[str]:
     lines, src, name = [], base, base_var
     for view in chain:
-        lines.append(f"{view.name} = {view_call(name, src, view)}")
+        lines.append(f"{view.name} = {view_call(name, src, view, ops)}")
         src, name = view, view.name
     return lines
 

@@ -9,12 +9,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.seed import elementwise, gemm, pool, reduction
+from evotui.seed import elementwise, gemm, pool, reduction, scan, stages
 from evotui.seed.common import assemble, init_source
 from evotui.seed.graph import Graph, NotDerivable
 from evotui.seed.trace import build_graph
 
-FAMILIES = (("gemm", gemm), ("reduction", reduction), ("pooling", pool),
+FAMILIES = (("gemm", gemm), ("reduction", reduction), ("pooling", pool), ("scan", scan),
             ("elementwise", elementwise))
 
 
@@ -56,11 +56,12 @@ def derive_from_model(model: Any, inputs: list[Any], name: str, model_cls: type,
                       allow_torch: tuple[str, ...] = ()) -> DerivedSeed:
     try:
         graph = build_graph(model, inputs, allow_torch)
-        family, module = pick_family(graph)
-        kernel = _identifier(name) + "_kernel"
-        parts = module.derive(graph, kernel)
+        steps = stages.plan(graph, _identifier(name) + "_kernel", pick_family)
+        parts, methods = stages.merge(steps)
         init_src, consts = init_source(model_cls)
-        return DerivedSeed(assemble(parts, init_src, consts, graph.forward_params), family)
+        family = "+".join(s.family for s in steps)
+        return DerivedSeed(assemble(parts, init_src, consts, graph.forward_params, methods),
+                           family)
     except NotDerivable as e:
         return DerivedSeed(None, None, str(e))
     except Exception as e:  # noqa: BLE001 - a gap in the generator: one line, never a crash

@@ -92,7 +92,7 @@ def derive(graph: Graph, kernel: str) -> Parts:
     fwd.append(f"{kernel}[grid]({', '.join(call)}, BLOCK=BLOCK_SIZE, num_warps=NUM_WARPS)")
     results = []
     for k, (b, chain) in enumerate(zip(bases, chains, strict=True)):
-        fwd.extend(replay_chain(f"y{k}", b, chain))
+        fwd.extend(replay_chain(f"y{k}", b, chain, ops))
         results.append(chain[-1].name if chain else f"y{k}")
     fwd.append(f"return {', '.join(results)}")
     ops_text = ", ".join(dict.fromkeys(n.op for n in graph.nodes if n.kind == "ew"))

@@ -124,7 +124,7 @@ def _forward(graph: Graph, kernel: str, mm: Node, exts: list[Node], out: Node,
     lines += ["grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N), nb)",
               f"{kernel}[grid]({', '.join(call)}, BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K, "
               "GM=GROUP_M, num_warps=NUM_WARPS, num_stages=NUM_STAGES)"]
-    lines += replay_chain("c", out, chain)
+    lines += replay_chain("c", out, chain, ops)
     lines.append(f"return {chain[-1].name if chain else 'c'}")
     if out.dtype != mm.dtype:
         raise NotDerivable("an epilogue that changes the product's dtype: no template")

@@ -196,6 +196,6 @@ def _forward(graph: Graph, kernel: str, src: Node, pool: Node, out: Node, chain:
         call += [f"a{len(pro) + k}.expand(out_shape).stride({j})" for j in range(lead + d)]
     lines += ["grid = (triton.cdiv(y.numel(), BLOCK_SIZE),)",
               f"{kernel}[grid]({', '.join(call)}, BLOCK=BLOCK_SIZE, num_warps=NUM_WARPS)"]
-    lines += replay_chain("y", out, chain)
+    lines += replay_chain("y", out, chain, ops)
     lines.append(f"return {chain[-1].name if chain else 'y'}")
     return lines

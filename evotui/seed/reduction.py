@@ -206,7 +206,7 @@ def _forward(graph: Graph, kernel: str, exts: list[Node], materialise: list[Node
               "STAGES=NUM_STAGES, num_warps=NUM_WARPS)"]
     results = []
     for k, (b, chain) in enumerate(zip(bases, chains, strict=True)):
-        lines.extend(replay_chain(f"y{k}", b, chain))
+        lines.extend(replay_chain(f"y{k}", b, chain, ops))
         results.append(chain[-1].name if chain else f"y{k}")
     lines.append(f"return {', '.join(results)}")
     return lines

@@ -29,7 +29,7 @@ _VIEWS = {"view", "_unsafe_view", "reshape", "permute", "t", "transpose", "unsqu
 _NO_TEMPLATE = {
     "convolution": "convolutions", "convolution_backward": "convolutions",
     "adaptive_avg_pool2d": "adaptive pooling",
-    "_adaptive_avg_pool2d": "pooling", "cumsum": "scans", "cumprod": "scans",
+    "_adaptive_avg_pool2d": "adaptive pooling",
     "gather": "gathers", "index": "indexing", "scatter": "scatters", "embedding": "embeddings",
     "_native_batch_norm_legit_functional": "training-mode batch norm",
     "native_group_norm": "group norm", "_native_batch_norm_legit_no_training": "batch norm",
@@ -307,6 +307,16 @@ class _Translator:
             raise NotDerivable("aten::argmin over all dimensions: no template; pass --seed FILE")
         return self._minmax("argmin", a, kw)
 
+    def op_any(self, a: list, kw: dict, val: Any) -> Node:
+        import torch
+
+        dims = a[1] if len(a) > 1 else []
+        dims = list(dims) if isinstance(dims, list | tuple) else [dims]
+        keep = bool(a[2]) if len(a) > 2 else bool(kw.get("keepdim", False))
+        node = self.reduce("max", self.ew("ne", a[0], 0.0), dims, keep)
+        node.dtype = torch.bool
+        return node
+
     def op_var(self, a: list, kw: dict, val: Any) -> Node:
         dims = list(a[1]) if len(a) > 1 and a[1] is not None else []
         correction = kw.get("correction", 1)
@@ -373,6 +383,12 @@ class _Translator:
 
     def op_avg_pool3d(self, a: list, kw: dict, val: Any) -> Node:
         return self._avg(a, kw, val, 3)
+
+    def op_cumsum(self, a: list, kw: dict, val: Any) -> Node:
+        return self.add("scan", "sum", (a[0],), like=val, dim=a[1] % max(1, len(a[0].shape)))
+
+    def op_cumprod(self, a: list, kw: dict, val: Any) -> Node:
+        return self.add("scan", "prod", (a[0],), like=val, dim=a[1] % max(1, len(a[0].shape)))
 
     def op_mm(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("mm", "mm", (a[0], a[1]), like=val)
