@@ -156,17 +156,20 @@ def test_gpu_figures_give_fast_p_and_geomean_per_baseline(home, tmp_path, broken
             "row_sum (torch.compile could not be timed for this reference on the judge).") in md
 
 
-def test_allow_torch_reaches_each_run_and_the_suite_marks_it(home, tmp_path):
+def test_allow_torch_and_options_reach_each_run_and_the_suite_marks_it(home, tmp_path):
     out = tmp_path / "suite"
     run = open_suite(out, discover([str(SAMPLES / "add_gelu")]),
-                     SuiteSettings(Budget(1), device="cpu", allow_torch=("aten::convolution",)))
+                     SuiteSettings(Budget(1), device="cpu", allow_torch=("aten::convolution",),
+                                   memory_k=0))
     assert asyncio.run(SuiteRunner(run, FiguresEvaluator()).run_all())
     data = json.loads((out / "suite.json").read_text())
     (p,) = data["problems"]
     assert p["allow_torch"] == ["aten::convolution"] and p["allow_torch_option"]
     assert data["summary"]["allow_torch"] == [{"name": "add_gelu", "ops": ["aten::convolution"],
                                                "from_option": True}]
-    assert load_checkpoint(out / "add_gelu")["run"]["allow_torch"] == ["aten::convolution"]
+    checkpoint = load_checkpoint(out / "add_gelu")
+    assert checkpoint["run"]["allow_torch"] == ["aten::convolution"]
+    assert checkpoint["config"]["memory_k"] == 0  # the other options reach the run too
     md = (out / "suite.md").read_text()
     assert "| add_gelu (allow-torch: aten::convolution) | accepted |" in md
     assert "- add_gelu: aten::convolution (--allow-torch)" in md

@@ -121,6 +121,9 @@ def _default_out(args: tuple[Path, ...], problems: list) -> Path:
               help="Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434).")
 @click.option("--eval-timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds one candidate's evaluation may take (default 180).")
+@click.option("--memory-k", type=click.IntRange(0, 5), default=None,
+              help="Pieces of advice per prompt (default 3; 0 turns the advice library off, "
+                   "so that no problem learns from an earlier one).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary of suite.json as one JSON object, the last line of stdout.")
 @no_sandbox_option
@@ -128,7 +131,7 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
           device: str, mutator: str, out: Path | None, resume: Path | None,
           scheduler: str | None, jobs: int | None, allow_torch: list[str] | None,
           shape: dict[str, Any] | None, model: str | None, ollama_host: str | None,
-          eval_timeout: float | None, as_json: bool) -> None:
+          eval_timeout: float | None, memory_k: int | None, as_json: bool) -> None:
     from evotui.suite.record import SuiteSettings, locked
     from evotui.suite.runner import open_suite, save
     from evotui.suite.spec import Budget, SpecError, discover
@@ -149,7 +152,7 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
                 Budget(budget if budget is not None or time_budget is not None else 20,
                        time_budget),
                 device, mutator, scheduler, jobs, tuple(allow_torch or ()), shape or {}, model,
-                ollama_host, eval_timeout)
+                ollama_host, eval_timeout, memory_k)
             found = discover([str(p) for p in problems])
             run = open_suite(out or _default_out(problems, found), found, settings)
     except SpecError as e:
@@ -166,7 +169,7 @@ def suite(problems: tuple[Path, ...], budget: int | None, time_budget: float | N
 
 
 _SETTINGS = ("budget", "time_budget", "device", "mutator", "scheduler", "jobs", "allow_torch",
-             "shape", "model", "ollama_host", "eval_timeout")
+             "shape", "model", "ollama_host", "eval_timeout", "memory_k")
 
 
 def _refuse_with_resume(ctx: click.Context, resume: Path) -> None:

@@ -87,13 +87,14 @@ class SuiteSettings:
     model: str | None = None
     ollama_host: str | None = None
     eval_timeout: float | None = None
+    memory_k: int | None = None  # pieces of advice per prompt; 0: the advice library is off
 
     def as_dict(self) -> dict[str, Any]:
         return {"budget": self.budget.as_dict(), "device": self.device, "mutator": self.mutator,
                 "scheduler": self.scheduler, "jobs": self.jobs,
                 "allow_torch": list(self.allow_torch), "shape": dict(self.shape),
                 "model": self.model, "ollama_host": self.ollama_host,
-                "eval_timeout": self.eval_timeout}
+                "eval_timeout": self.eval_timeout, "memory_k": self.memory_k}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> SuiteSettings:
@@ -102,7 +103,7 @@ class SuiteSettings:
                    str(raw.get("mutator", "param")), raw.get("scheduler"),
                    raw.get("jobs"), tuple(raw.get("allow_torch") or ()),
                    dict(raw.get("shape") or {}), raw.get("model"), raw.get("ollama_host"),
-                   raw.get("eval_timeout"))
+                   raw.get("eval_timeout"), raw.get("memory_k"))
 
 
 @contextlib.contextmanager

@@ -96,7 +96,8 @@ def _run_options(settings: SuiteSettings, r: ProblemResult, run_dir: Path,
     return RunOptions(task=r.task, seed=r.seed, device=settings.device,
                       iterations=settings.budget.iterations, mutator=settings.mutator,
                       model=settings.model, ollama_host=settings.ollama_host,
-                      eval_timeout=settings.eval_timeout, out=str(run_dir), **extra)
+                      eval_timeout=settings.eval_timeout, memory_k=settings.memory_k,
+                      out=str(run_dir), **extra)
 
 
 
