@@ -106,6 +106,7 @@ def test_cpu_suite_runs_each_problem_as_a_run_directory(cpu_pool, home, tmp_path
     assert s["fast_p"] == {"eager": None, "compile": None} and "CPU interpreter" in s["na"]["eager"]
     assert "| add_gelu | accepted | seed.py | n/a | n/a |" in md
     assert "| 0_broken | could not start: " in md and "## Could not start" in md
+    assert "| — | 0 | — |" in md and not (out / "0_broken").exists()  # it left no run
     assert "| eager PyTorch | n/a | n/a | n/a | n/a | n/a | n/a | n/a |" in md
     assert "Against torch.compile: n/a (CPU interpreter" in md
 

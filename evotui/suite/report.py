@@ -156,7 +156,7 @@ def markdown(settings: SuiteSettings, results: list[ProblemResult]) -> str:
         lines.append(f"| {r.name}{torch_ops} | {_cell(_status(r))} | {r.seed_source or '—'} | "
                      f"{_speed(r, 'eager')} | {_speed(r, 'compile')} | {roof} | "
                      f"{r.evaluations}{' (time budget reached)' if r.time_budget_reached else ''}"
-                     f" | `{r.run_dir}` |")
+                     f" | {'—' if r.status == NOT_STARTED else f'`{r.run_dir}`'} |")
     if s["could_not_start"]:
         lines += ["", "## Could not start", ""]
         lines += [f"- {x['name']}: {_cell(x['reason'])}" for x in s["could_not_start"]]
