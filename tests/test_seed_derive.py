@@ -35,9 +35,9 @@ FAMILY = {
     "11_MSE_loss": "reduction", "19_Frobenius_normalise": "reduction",
     "12_Square_matmul": "gemm", "13_Batched_matmul_transposed_B": "gemm",
     "14_Gemm_BiasAdd_GELU": "gemm", "15_Matmul_Scaling_ResidualAdd": "gemm",
-    "18_Max_pooling_2D": "pooling",
+    "18_Max_pooling_2D": "pooling", "20_GroupNorm_channels": "reduction",
 }
-NO_TEMPLATE = {"16_Conv2d_ReLU_BiasAdd": "convolutions", "20_GroupNorm_channels": "group norm"}
+NO_TEMPLATE = {"16_Conv2d_ReLU_BiasAdd": "convolutions", "21_CrossEntropy_targets": "gathers"}
 
 # Run in a fresh interpreter process (TRITON_INTERPRET must be set before triton loads):
 # each derived ModelNew against Model, with the same parameters, at the CPU shape and at an
@@ -175,13 +175,13 @@ def test_a_no_seed_run_reaches_an_accepted_derived_seed(cpu_pool, tmp_path, monk
 
 def test_no_seed_and_no_template_is_one_line_before_any_evaluation(tmp_path):
     env = {**os.environ, "EVOTUI_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([sys.executable, "-m", "evotui", "run", str(KB / "20_GroupNorm_channels.py"),
+    p = subprocess.run([sys.executable, "-m", "evotui", "run", str(KB / "21_CrossEntropy_targets.py"),
                         "--headless", "--device", "cpu", "--mutator", "param"],
                        capture_output=True, text=True, env=env, cwd=ROOT, timeout=170)
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr
     line = [s for s in p.stderr.splitlines() if s.startswith("error:")]
-    assert len(line) == 1 and "no template for group norm" in line[0]
+    assert len(line) == 1 and "no template for gathers" in line[0]
     p = subprocess.run([sys.executable, "-m", "evotui", "run", str(KB / "01_Tanh.py"),
                         "--headless", "--device", "cpu", "--mutator", "llm"],
                        capture_output=True, text=True, env=env, cwd=ROOT, timeout=170)

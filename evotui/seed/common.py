@@ -176,6 +176,11 @@ def torch_call(ops: Operands, node: Node) -> str:
 def view_call(src_name: str, src: Node, node: Node, ops: Operands | None = None) -> str:
     a = node.attrs.get("view_args", [])
     op = node.op
+    if op == "raw":
+        ref = node.attrs.get("ref")
+        if ref is not None and ops is None:
+            raise NotDerivable("a reshape back to an input's shape outside a forward")
+        return node.attrs["expr"].format(x=src_name, ref=ops.name(ref) if ref is not None else "")
     if op in ("view", "_unsafe_view", "reshape"):
         inputs = ops.input_shapes() if ops is not None else []
         target = shape_expr(src_name, src.shape, tuple(a[0]), inputs)

@@ -32,7 +32,7 @@ _NO_TEMPLATE = {
     "_adaptive_avg_pool2d": "adaptive pooling",
     "gather": "gathers", "index": "indexing", "scatter": "scatters", "embedding": "embeddings",
     "_native_batch_norm_legit_functional": "training-mode batch norm",
-    "native_group_norm": "group norm", "_native_batch_norm_legit_no_training": "batch norm",
+    "_native_batch_norm_legit_no_training": "batch norm",
     "sort": "sorting", "topk": "top-k", "arange": "index arithmetic (arange)",
 }
 
@@ -92,6 +92,8 @@ class _Translator:
     def reduce(self, op: str, x: Node, dims: list[int], keepdim: bool) -> Node:
         rank = len(x.shape)
         dims = sorted({d % rank for d in dims}) if dims else list(range(rank))
+        if keepdim and len(dims) > 1:  # reducing a dimension of size 1 changes nothing
+            dims = [d for d in dims if x.shape[d] != 1] or dims[-1:]
         shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape)
                       if keepdim or i not in dims)
         import torch
@@ -389,6 +391,43 @@ class _Translator:
 
     def op_cumprod(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("scan", "prod", (a[0],), like=val, dim=a[1] % max(1, len(a[0].shape)))
+
+    def raw_view(self, x: Node, expr: str, shape: tuple[int, ...], ref: Node | None = None
+                 ) -> Node:
+        return self.add("view", "raw", (x,), shape=shape, dtype=x.dtype, expr=expr, ref=ref)
+
+    def op__native_batch_norm_legit(self, a: list, kw: dict, val: Any) -> tuple[Node, None, None]:
+        if len(a) > 6:
+            raise NotDerivable("aten::_native_batch_norm_legit with running statistics: no "
+                               "template; pass --seed FILE")
+        x, w, b, _training, _momentum, eps = a[:6]
+        dims = [0] + list(range(2, len(x.shape)))
+        m = self.mean(x, dims, True)
+        d = self.ew("sub", x, m)
+        rstd = self.ew("rsqrt", self.ew("add", self.mean(self.ew("mul", d, d), dims, True), eps))
+        y = self.ew("mul", d, rstd)
+        per_channel = [x.shape[1]] + [1] * (len(x.shape) - 2)
+        for p, op in ((w, "mul"), (b, "add")):
+            if p is not None:
+                view = self.add("view", "reshape", (p,), shape=tuple(per_channel), dtype=p.dtype,
+                                view_args=[per_channel])
+                y = self.ew(op, y, view)
+        return (y, None, None)
+
+    def op_native_group_norm(self, a: list, kw: dict, val: Any) -> tuple[Node, None, None]:
+        x, w, b, n, c, hw, groups, eps = a[:8]
+        shape4 = (n, groups, c // groups, hw)
+        x4 = self.raw_view(x, f"{{x}}.reshape({{x}}.shape[0], {groups}, -1, "
+                              "math.prod({x}.shape[2:]))", shape4)
+        m = self.mean(x4, [2, 3], True)
+        d = self.ew("sub", x4, m)
+        rstd = self.ew("rsqrt", self.ew("add", self.mean(self.ew("mul", d, d), [2, 3], True), eps))
+        y = self.ew("mul", d, rstd)
+        for p, op in ((w, "mul"), (b, "add")):
+            if p is not None:
+                y = self.ew(op, y, self.raw_view(p, f"{{x}}.reshape({groups}, -1, 1)",
+                                                 (groups, c // groups, 1)))
+        return (self.raw_view(y, "{x}.reshape({ref}.shape)", tuple(x.shape), ref=x), None, None)
 
     def op_mm(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("mm", "mm", (a[0], a[1]), like=val)
