@@ -31,7 +31,6 @@ _NO_TEMPLATE = {
     "adaptive_avg_pool2d": "adaptive pooling",
     "_adaptive_avg_pool2d": "adaptive pooling",
     "gather": "gathers", "index": "indexing", "scatter": "scatters", "embedding": "embeddings",
-    "_native_batch_norm_legit_functional": "training-mode batch norm",
     "_native_batch_norm_legit_no_training": "batch norm",
     "sort": "sorting", "topk": "top-k", "arange": "index arithmetic (arange)",
 }
@@ -134,19 +133,29 @@ class _Translator:
                 raise NotDerivable(f"the model holds a {kind.lower().replace('_', ' ')} "
                                    "that is not a parameter or buffer")
         outputs: list[Node] = []
+        specs_out = self.ep.graph_signature.output_specs
         for node in self.ep.graph.nodes:
             if node.op == "call_function":
                 self.env[node.name] = self.call(node)
             elif node.op == "output":
-                for value in node.args[0]:
+                for value, spec in zip(node.args[0], specs_out, strict=True):
+                    if spec.kind.name == "BUFFER_MUTATION" and _statistics(spec.target):
+                        # training-mode norm statistics: forward's outputs do not read them
+                        continue
+                    if spec.kind.name != "USER_OUTPUT":
+                        raise NotDerivable("the model updates its buffers or inputs in forward")
                     got = self.env.get(value.name) if hasattr(value, "name") else value
                     if not isinstance(got, Node):
                         raise NotDerivable("the model returns something other than tensors")
                     outputs.append(got)
-        specs_out = self.ep.graph_signature.output_specs
-        if any(s.kind.name != "USER_OUTPUT" for s in specs_out):
-            raise NotDerivable("the model updates its buffers in forward (e.g. training-mode "
-                               "batch norm statistics)")
+        live: set[Node] = set()
+        stack = list(outputs)
+        while stack:
+            n = stack.pop()
+            if n not in live:
+                live.add(n)
+                stack.extend(n.inputs())
+        self.nodes = [n for n in self.nodes if n in live]
         params = list(inspect.signature(self.model.forward).parameters)
         return Graph(self.nodes, outputs, params, n_inputs)
 
@@ -414,6 +423,29 @@ class _Translator:
                 y = self.ew(op, y, view)
         return (y, None, None)
 
+    def op__native_batch_norm_legit_functional(self, a: list, kw: dict, val: Any) -> tuple:
+        x, w, b, _mean, _var, training = a[:6]
+        eps = a[7]
+        if not training:
+            raise NotDerivable("batch norm with running statistics: no template")
+        spatial = list(range(2, len(x.shape)))
+
+        def mean(v: Node) -> Node:  # over batch and space, as a mean of per-sample means
+            inner = self.mean(v, spatial, True) if spatial else v
+            return self.mean(inner, [0], True)
+
+        m = mean(x)
+        d = self.ew("sub", x, m)
+        rstd = self.ew("rsqrt", self.ew("add", mean(self.ew("mul", d, d)), eps))
+        y = self.ew("mul", d, rstd)
+        per_channel = [x.shape[1]] + [1] * len(spatial)
+        for p, op in ((w, "mul"), (b, "add")):
+            if p is not None:
+                view = self.add("view", "reshape", (p,), shape=tuple(per_channel), dtype=p.dtype,
+                                view_args=[per_channel])
+                y = self.ew(op, y, view)
+        return (y, None, None, None, None)
+
     def op_native_group_norm(self, a: list, kw: dict, val: Any) -> tuple[Node, None, None]:
         x, w, b, n, c, hw, groups, eps = a[:8]
         shape4 = (n, groups, c // groups, hw)
@@ -442,6 +474,11 @@ class _Translator:
             prod = self.ew("mul", prod, alpha)
         bias = a[0] if beta == 1 else self.ew("mul", a[0], beta)
         return self.ew("add", prod, bias, like=val)
+
+
+def _statistics(target: str | None) -> bool:
+    return bool(target) and target.rsplit(".", 1)[-1] in (
+        "running_mean", "running_var", "num_batches_tracked")
 
 
 def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
