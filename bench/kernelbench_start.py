@@ -108,6 +108,8 @@ def main() -> int:
             print(f"{row.name}: {row.status} {row.family} {row.detail[:120]}", file=sys.stderr,
                   flush=True)
             rows.append(row)
+            if args.out:  # after every file: a long run can be read while it goes
+                args.out.write_text(table(rows, args.title))
     text = table(rows, args.title)
     print(text)
     if args.out:
