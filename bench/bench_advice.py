@@ -12,7 +12,7 @@ and sentence advice) in a temporary EVOTUI_HOME, then measures:
 - add one piece of advice (atomic write + fsync + lock) and record one outcome;
 - open the library cold and build the index the first time.
 
-Targets (issue 4): retrieve top-5 among 10,000 ≤ 20 ms; add one ≤ 50 ms.
+Targets: retrieve top-5 among 10,000 ≤ 20 ms; add one ≤ 50 ms.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Evaluator throughput on one GPU vs every visible GPU of the host (issue 7's "≥ 1.8× one GPU").
+"""Evaluator throughput on one GPU vs every visible GPU of the host (target: all GPUs ≥ 1.8× one).
 
     python bench/bench_scaling.py [--per-sample 8] [--samples a,b] [--out DIR]
 

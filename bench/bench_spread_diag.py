@@ -4,9 +4,9 @@ lead), "run" after "run" with an idle pause between, under a few conditions:
 
 - ``harness``: new input sets, and between calls exactly what an evaluation does
   (``TimedCalls``: weights compared, released outputs poisoned, every value of the next set
-  regenerated; session 6 saw short kernels move ~2 % between runs after these were added);
+  regenerated; short kernels were seen to move ~2 % between runs after these were added);
 - ``new-inputs``: every run allocates its input sets anew (what separate evaluations do),
-  one element changed between calls (the evaluator's way until session 5);
+  one element changed between calls (the evaluator's earlier way);
 - ``same-inputs``: one allocation for all runs (placement fixed);
 - ``out-ring``: new inputs, and the last 4 outputs kept alive, so the candidate's output
   lands in more places within a run;

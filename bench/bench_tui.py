@@ -21,7 +21,7 @@ Measured on the UI's event loop:
 - keys: every 2 s a cursor move is posted; the time until the table's cursor has moved.
 Reported per block of 1,000 candidates, so a slowdown as the table grows shows.
 
-Target (issue 5): lag p99 ≤ 50 ms for the whole session.
+Target: lag p99 ≤ 50 ms for the whole session.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One Markdown table from the GPU benchmarks' JSON files, with issue 7's targets checked.
+"""One Markdown table from the GPU benchmarks' JSON files, with the throughput targets checked.
 
     python bench/combine.py DIR [--out FILE]
 

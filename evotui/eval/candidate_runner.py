@@ -68,7 +68,7 @@ class CandidateRunner:
         lock_down()
         self.harness_code = harness_code()
         # and as Triton copies a launch's arguments with the policy suspended: a patch put
-        # back before the next output is read ran there (round 20: `Tensor.new_empty`)
+        # back before the next output is read ran there (a patched `Tensor.new_empty` did)
         self.recorder.verify_harness = self._verify_harness
         # one recorder per dialect; ``self.recorder`` is the current candidate's (set on load)
         self.recorders: dict[str, Any] = {"triton": self.recorder}
@@ -186,7 +186,7 @@ class CandidateRunner:
     @staticmethod
     def _checked_tree(source: str) -> Any:
         """The candidate as the static rules judged it: without the `if __name__ ==
-        "__main__":` block they skip (round 13 made it run through a `match` capture)."""
+        "__main__":` block they skip (a `match` capture once ran it)."""
         import ast
 
         from backends.triton_backend.ast_paths import without_main_block
@@ -309,7 +309,7 @@ class CandidateRunner:
     def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
         torch = self.torch
         # reading the outputs calls tensor methods outside the op policy: a patch put back
-        # before the end of the request (where the report compares) computed them (round 19)
+        # before the end of the request (where the report compares) computed them
         self._verify_harness()
         for i, v in enumerate(values):  # what cannot be read back is the candidate's doing
             if isinstance(v, torch.Tensor) and type(v) is not torch.Tensor:

@@ -47,7 +47,7 @@ LEAD_PER_HOST_MS = 3.0
 SLEEP_CYCLES_PER_MS = 2_000_000  # torch.cuda._sleep spins cycles: about 2 GHz
 COARSE_SAMPLES = 5
 # A noisy call's extra samples stop here: 1.5 s left cross-entropy at 0.64 % between runs
-# (~175 samples, standard error ~0.16 %; H200, session 7).
+# (~175 samples, standard error ~0.16 %; H200).
 EXTRA_SAMPLES_BUDGET_MS = 3000.0
 
 
@@ -133,7 +133,7 @@ def extra_samples(times: list[float], labels: list[int], per_sample_ms: float, *
     (standard error of a median: 1.25 σ / √n), within ``budget_ms`` more. σ is the spread
     within input sets (placement differences between sets are not noise more samples
     remove). A cross-entropy seed (1.7 % per call, ~25 samples at a 10 ms lead) moved 1-2 %
-    between runs in new processes (H200, session 7); quiet kernels take none."""
+    between runs in new processes (H200); quiet kernels take none."""
     if len(times) < 4:
         return 0
     centred = times
@@ -151,9 +151,9 @@ def extra_samples(times: list[float], labels: list[int], per_sample_ms: float, *
 # The timed input sets may fill this share of the GPU's memory. Each set sits elsewhere in
 # memory and a run's time is the mean of the sets' medians: with 3 sets cross-entropy moved
 # 0.64-0.72 % between runs in new processes, with 12 sets 0.12 % (add_gelu 0.72 -> 0.37 %;
-# H200, session 8). 12 of cross-entropy's ~0.5 GB sets are 6 GB, 4 % of an H200.
+# H200). 12 of cross-entropy's ~0.5 GB sets are 6 GB, 4 % of an H200.
 TIMING_SETS_MEMORY_SHARE = 0.08
-MIN_TIMING_SETS = 3  # what every GPU times, whatever the memory (the default until session 8)
+MIN_TIMING_SETS = 3  # what every GPU times, whatever the memory
 
 
 def timing_set_count(asked: int, set_bytes: int, device_bytes: int) -> int:
