@@ -66,7 +66,7 @@ for path in sys.argv[1:]:
         cand = types.ModuleType("cand")
         exec(compile(seed.source, "derived.py", "exec"), cand.__dict__)
         torch.manual_seed(0)
-        ref = module.Model(*module.get_init_inputs())
+        ref = module.Model(*module.get_init_inputs()).eval()
         torch.manual_seed(0)
         new = cand.ModelNew(*module.get_init_inputs())
         torch.manual_seed(1)

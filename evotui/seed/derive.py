@@ -43,7 +43,7 @@ def derive_seed(task: Any, shape: dict[str, Any] | None = None) -> DerivedSeed:
 
         init = make_init_inputs(module, shape)
         torch.manual_seed(0)
-        model = module.Model(*init)
+        model = module.Model(*init).eval()  # the judge's reference runs in eval mode
         inputs = make_inputs(module, shape, 1)
     except TaskError as e:
         return DerivedSeed(None, None, str(e))

@@ -31,7 +31,6 @@ _NO_TEMPLATE = {
     "adaptive_avg_pool2d": "adaptive pooling",
     "_adaptive_avg_pool2d": "adaptive pooling",
     "gather": "gathers", "index": "indexing", "scatter": "scatters", "embedding": "embeddings",
-    "_native_batch_norm_legit_no_training": "batch norm",
     "sort": "sorting", "topk": "top-k", "arange": "index arithmetic (arange)",
 }
 
@@ -445,6 +444,22 @@ class _Translator:
                                 view_args=[per_channel])
                 y = self.ew(op, y, view)
         return (y, None, None, None, None)
+
+    def op__native_batch_norm_legit_no_training(self, a: list, kw: dict, val: Any) -> tuple:
+        x, w, b, mean, var, _momentum, eps = a[:7]
+        per_channel = [x.shape[1]] + [1] * (len(x.shape) - 2)
+
+        def channel(p: Node) -> Node:
+            return self.add("view", "reshape", (p,), shape=tuple(per_channel), dtype=p.dtype,
+                            view_args=[per_channel])
+
+        y = self.ew("mul", self.ew("sub", x, channel(mean)),
+                    self.ew("rsqrt", self.ew("add", channel(var), eps)))
+        if w is not None:
+            y = self.ew("mul", y, channel(w))
+        if b is not None:
+            y = self.ew("add", y, channel(b))
+        return (y, None, None)
 
     def op_native_group_norm(self, a: list, kw: dict, val: Any) -> tuple[Node, None, None]:
         x, w, b, n, c, hw, groups, eps = a[:8]
