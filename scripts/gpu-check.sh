@@ -5,7 +5,10 @@
 # (AB_RUN=1) the advice A/B, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
 # new processes each (as separate `evotui bench` commands). SKIP_TESTS=1 / SKIP_BENCH=1 leave
 # out the first two; SKIP_SANDBOX_BENCH=1 the two seeds judged in the sandbox first;
-# PYTEST_K selects GPU tests by keyword expression.
+# PYTEST_K selects GPU tests by keyword expression. SUITE_LISTS="a.txt b.txt" runs
+# `evotui suite` over each list (SUITE_ARGS, e.g. --budget 30 --time-budget 30s), stopped as by
+# Ctrl-C after SUITE_S seconds; the suite folder stays under runs/ (the same command resumes it)
+# and goes to $OUT as suite-NAME.tar.gz.
 # Results go to $OUT (or ./gpu-results). The harness runs with what the lent machine has
 # (torch, triton, numpy, click, rich, pytest, cuda-python). The engine and the advice library
 # also need ollama, tinydb and platformdirs: when a .whl/ folder of cp312 wheels is carried
@@ -31,6 +34,13 @@ if [ "${SKIP_SANDBOX_BENCH:-0}" != 1 ]; then
       --device cuda --json 2>&1 | tail -3 | tee -a "$out/sandbox-bench.log"
   done
 fi
+for list in ${SUITE_LISTS:-}; do
+  name=$(basename "$list" .txt)
+  timeout -s INT -k 30 "${SUITE_S:-500}" python3 -m evotui suite "$list" --out "runs/suite-$name" \
+    ${SUITE_ARGS:-} 2>&1 | tee -a "$out/suite-$name.log"
+  cp "runs/suite-$name/suite.md" "runs/suite-$name/suite.json" "$out/" 2>/dev/null
+  tar -czf "$out/suite-$name.tar.gz" "runs/suite-$name"
+done
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_eval_gpu.py tests/test_cuda_gpu.py \
     tests/test_dask_pool.py ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"
