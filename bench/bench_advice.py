@@ -122,7 +122,7 @@ def timed(fn: Callable[[], object], repeat: int) -> list[float]:
 
 
 def queries() -> list[Query]:
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     out = []
     for folder in sorted((ROOT / "sample_kernels").iterdir()):

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from evotui.engine.tunables import set_tunables  # noqa: E402
 from evotui.eval import EvalRequest, EvaluatorPool  # noqa: E402
-from evotui.task import resolve_task  # noqa: E402
+from evotui.task.model import resolve_task  # noqa: E402
 
 
 def parse_setting(text: str) -> dict[str, int]:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from evotui.engine.events import CandidateEvaluated, Event  # noqa: E402
 from evotui.engine.session import RunOptions, open_session  # noqa: E402
 from evotui.eval import EvalRequest, EvaluatorPool  # noqa: E402
-from evotui.task import resolve_task  # noqa: E402
+from evotui.task.model import resolve_task  # noqa: E402
 
 
 def fmt(v: float | None, spec: str = ".2f", suffix: str = "") -> str:

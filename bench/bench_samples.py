@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from evotui.engine.param_mutator import ParamMutator  # noqa: E402
 from evotui.eval import EvalRequest, EvaluatorPool  # noqa: E402
-from evotui.task import resolve_task  # noqa: E402
+from evotui.task.model import resolve_task  # noqa: E402
 
 
 def fmt(v, spec=".2f", suffix=""):

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from evotui.engine.param_mutator import ParamMutator  # noqa: E402
 from evotui.eval import EvalRequest, EvalResult, EvaluatorPool  # noqa: E402
-from evotui.task import TaskRef, resolve_task  # noqa: E402
+from evotui.task.model import TaskRef, resolve_task  # noqa: E402
 
 MEMORY_BOUND = ("add_gelu", "cross_entropy", "layernorm", "rmsnorm", "row_sum", "softmax")
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from evotui.eval.perturb import perturb, write_quietly  # noqa: E402
 from evotui.eval.timed_calls import TimedCalls  # noqa: E402
 from evotui.eval.timing import CudaTimer  # noqa: E402
-from evotui.task import load_module, make_init_inputs, make_inputs, resolve_task  # noqa: E402
+from evotui.task.model import load_module, make_init_inputs, make_inputs, resolve_task  # noqa: E402
 
 CONDITIONS = ("harness", "new-inputs", "same-inputs", "out-ring", "warm-200ms", "read-flush", "fixed-lead",
               "read-flush+fixed-lead")

@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from evotui.eval import EvalRequest, EvaluatorPool  # noqa: E402
 from evotui.seed import derive_seed  # noqa: E402
-from evotui.task import TaskError, resolve_task  # noqa: E402
-from evotui.task_preflight import preflight  # noqa: E402
+from evotui.task.model import TaskError, resolve_task  # noqa: E402
+from evotui.task.preflight import preflight  # noqa: E402
 
 
 @dataclass

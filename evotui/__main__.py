@@ -1,3 +1,3 @@
-from evotui.cli import main
+from evotui.cli.main import main
 
 main()

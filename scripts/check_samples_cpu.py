@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from backends.triton_backend.interpreter_fixes import apply_interpreter_fixes  # noqa: E402
-from evotui.task import (  # noqa: E402
+from evotui.dialects.triton.interpreter_fixes import apply_interpreter_fixes  # noqa: E402
+from evotui.task.model import (  # noqa: E402
     TaskError,
     load_module,
     make_init_inputs,

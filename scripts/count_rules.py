@@ -27,13 +27,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DIALECTS = {
-    "triton": ["backends/triton_backend/static_rules.py", "backends/triton_backend/jit_rules.py",
-               "backends/triton_backend/kernel_rules.py", "backends/triton_backend/scope_rules.py",
-               "backends/triton_backend/receiver_rules.py",
-               "backends/triton_backend/module_reach.py", "backends/triton_backend/ast_paths.py",
-               "backends/triton_backend/stdlib_rules.py",
-               "backends/triton_backend/text_rules.py"],
-    "cuda": ["backends/cuda_backend/static_rules.py", "backends/cuda_backend/ptx_rules.py"],
+    "triton": ["evotui/dialects/triton/static_rules.py", "evotui/dialects/triton/jit_rules.py",
+               "evotui/dialects/triton/kernel_rules.py", "evotui/dialects/triton/scope_rules.py",
+               "evotui/dialects/triton/receiver_rules.py",
+               "evotui/dialects/triton/module_reach.py", "evotui/dialects/triton/ast_paths.py",
+               "evotui/dialects/triton/stdlib_rules.py",
+               "evotui/dialects/triton/text_rules.py"],
+    "cuda": ["evotui/dialects/cuda/static_rules.py", "evotui/dialects/cuda/ptx_rules.py"],
     "runtime": ["evotui/eval/lockdown.py", "evotui/eval/op_policy.py"],
 }
 DENY = re.compile(r"FORBIDDEN|BANNED|MODULE_NAMES|INTERNALS|MACHINERY")

@@ -29,7 +29,7 @@ from evotui.eval.candidate_runner import CandidateRunner  # noqa: E402
 from evotui.eval.judge import Judge  # noqa: E402
 from evotui.eval.pool import EvaluatorPool  # noqa: E402
 from evotui.eval.results import EvalRequest  # noqa: E402
-from evotui.task import resolve_task  # noqa: E402
+from evotui.task.model import resolve_task  # noqa: E402
 
 
 def profiled(label: str, fn, top: int):

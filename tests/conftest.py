@@ -47,6 +47,6 @@ def raw_cpu_pool():
 
 @pytest.fixture(scope="session")
 def softmax_task():
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     return resolve_task(SAMPLES / "softmax")

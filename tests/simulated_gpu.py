@@ -33,7 +33,7 @@ from evotui.eval import timing
 from evotui.eval.candidate_runner import CandidateRunner
 from evotui.eval.judge import Judge
 from evotui.eval.timing import CudaTimer
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 
 
 class _WallEvent:

@@ -46,9 +46,9 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from backends.triton_backend import static_rules as rules  # noqa: E402
-from backends.triton_backend.ast_paths import dotted  # noqa: E402
-from backends.triton_backend.module_reach import MODULE_VALUES_ALLOWED, reachable_modules  # noqa: E402
+from evotui.dialects.triton import static_rules as rules  # noqa: E402
+from evotui.dialects.triton.ast_paths import dotted  # noqa: E402
+from evotui.dialects.triton.module_reach import MODULE_VALUES_ALLOWED, reachable_modules  # noqa: E402
 
 MAX_DEPTH = 5  # attribute / item steps from a root (the surface saturates by 4-5)
 MAX_NAMES = 3000  # names read per object (torch has ~1500, torch.Tensor ~800)
@@ -658,7 +658,7 @@ def import_roots() -> list[Root]:
 def value_roots() -> list[Root]:
     """The modules a candidate may hold as a value (``C = tl.core``): chains from such a
     name have no path for the rules to judge, only names (``C.ir`` was triton._C's)."""
-    from backends.triton_backend.module_reach import MODULE_VALUES_ALLOWED, private_module
+    from evotui.dialects.triton.module_reach import MODULE_VALUES_ALLOWED, private_module
 
     roots = []
     for name, module in sorted(sys.modules.items()):

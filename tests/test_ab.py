@@ -11,9 +11,11 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from evotui import ab, ab_report, cli_ab
-from evotui.ab_report import RunRecord
-from evotui.cli import main
+from evotui.ab import report as ab_report
+from evotui.ab import run as ab
+from evotui.ab.report import RunRecord
+from evotui.cli import ab as cli_ab
+from evotui.cli.main import main
 from evotui.engine.tunables import find_tunables
 from evotui.eval.results import EvalResult
 from evotui.memory import AdviceStore

@@ -33,7 +33,7 @@ def pool():
 
 @pytest.fixture(scope="module")
 def task():
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     return resolve_task(SAMPLES / "softmax")
 

@@ -166,7 +166,7 @@ def test_a_kernel_kept_in_a_class_body_is_accepted(cpu_pool, softmax_task):
 # --- the static refusal, case by case (no evaluation) ---------------------------------------
 
 def check(source: str):
-    from backends.triton_backend.static_rules import check_source
+    from evotui.dialects.triton.static_rules import check_source
 
     return check_source(source)
 
@@ -226,8 +226,8 @@ def _jit_kernel(tmp_path, source: str, pinned: bool):
     its hook on ``JITFunction.parse``."""
     from triton.runtime import jit
 
-    from backends.triton_backend.launch_hooks import LaunchRecorder
-    from backends.triton_backend.text_rules import decode, pin
+    from evotui.dialects.triton.launch_hooks import LaunchRecorder
+    from evotui.dialects.triton.text_rules import decode, pin
 
     tmp_path.mkdir()
     path = tmp_path / "candidate.py"
@@ -246,7 +246,7 @@ def _jit_kernel(tmp_path, source: str, pinned: bool):
 
 
 def test_the_gpu_kernel_text_must_be_the_checked_def(tmp_path):
-    from backends.triton_backend.launch_hooks import KernelSourceMismatch
+    from evotui.dialects.triton.launch_hooks import KernelSourceMismatch
 
     recorder, kernel = _jit_kernel(tmp_path / "seed", SEED, pinned=True)
     recorder.check_kernel(kernel)  # the honest seed: Triton's text is the checked def's

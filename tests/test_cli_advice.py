@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from evotui.cli import main
+from evotui.cli.main import main
 from evotui.memory import AdviceStore
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evotui import cli_ab
-from evotui.cli import main
+from evotui.cli import ab as cli_ab
+from evotui.cli.main import main
 from evotui.engine.population import Candidate
 from evotui.engine.rundir import RunDir
 from evotui.engine.state import EngineConfig, RunState

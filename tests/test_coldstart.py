@@ -9,8 +9,8 @@ import pytest
 from evotui.memory.coldstart import load_pack
 from tests.conftest import ROOT
 
-RULES = (ROOT / "backends/triton_backend/prompts/tunables.md").read_text()
-SYSTEM = (ROOT / "backends/triton_backend/prompts/system.md").read_text()
+RULES = (ROOT / "evotui/dialects/triton/prompts/tunables.md").read_text()
+SYSTEM = (ROOT / "evotui/dialects/triton/prompts/system.md").read_text()
 TEXTS = [a.text for a in load_pack()]
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from backends import backend_for_source
-from backends.cuda_backend import device_code
-from backends.cuda_backend.expr import ExprError, evaluate_int, parse
-from backends.cuda_backend.spec import SpecError, parse_spec
-from backends.cuda_backend.static_rules import check_source
+from evotui.dialects import backend_for_source
+from evotui.dialects.cuda import device_code
+from evotui.dialects.cuda.expr import ExprError, evaluate_int, parse
+from evotui.dialects.cuda.spec import SpecError, parse_spec
+from evotui.dialects.cuda.static_rules import check_source
 from tests.conftest import SAMPLES
 
 SOFTMAX_CUDA = (SAMPLES / "softmax" / "seed_cuda.py").read_text()

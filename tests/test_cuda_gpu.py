@@ -12,7 +12,7 @@ import json
 import pytest
 from rich.console import Console
 
-from backends.cuda_backend import compiler, sanitizer
+from evotui.dialects.cuda import compiler, sanitizer
 from evotui.eval import EvalRequest
 from tests.conftest import CANDIDATES, SAMPLES
 
@@ -39,7 +39,7 @@ def raw_gpu_pool():
 
 
 def task(name: str):
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     return resolve_task(SAMPLES / name)
 
@@ -131,7 +131,7 @@ def test_state_left_on_the_device_wins_no_comparison(gpu_pool, file):
 def test_device_facts_through_cuda_python():
     import torch
 
-    from backends.cuda_backend import device
+    from evotui.dialects.cuda import device
 
     facts = device.query(0)
     assert facts.available, facts.error

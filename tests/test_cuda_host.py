@@ -10,14 +10,14 @@ import shutil
 import pytest
 import torch
 
-from backends.base import CandidateError
-from backends.cuda_backend import device, guards, launcher, sanitizer
-from backends.cuda_backend.expr import ExprError
-from backends.cuda_backend.launch_hooks import CudaLaunchRecorder
-from backends.cuda_backend.model import Program, model_class
-from backends.cuda_backend.spec import parse_spec
-from evotui.eval import reasons
-from evotui.task import load_module, make_init_inputs, make_inputs, resolve_task
+from evotui.core import reasons
+from evotui.dialects.base import CandidateError
+from evotui.dialects.cuda import device, guards, launcher, sanitizer
+from evotui.dialects.cuda.expr import ExprError
+from evotui.dialects.cuda.launch_hooks import CudaLaunchRecorder
+from evotui.dialects.cuda.model import Program, model_class
+from evotui.dialects.cuda.spec import parse_spec
+from evotui.task.model import load_module, make_init_inputs, make_inputs, resolve_task
 from tests.conftest import SAMPLES
 
 RMSNORM_CUDA = (SAMPLES / "rmsnorm" / "seed_cuda.py").read_text()
@@ -168,8 +168,8 @@ def test_mistakes_are_reported_in_the_candidates_terms(rmsnorm, launches, old, n
 
 
 def test_half_and_bfloat16_scalars_travel_as_their_bits():
-    from backends.cuda_backend.device_code import Param
-    from backends.cuda_backend.model import _scalar
+    from evotui.dialects.cuda.device_code import Param
+    from evotui.dialects.cuda.model import _scalar
 
     assert _scalar(Param("h", "__half", False), 1.0, "") == ("c_uint16", 0x3C00)
     assert _scalar(Param("b", "__nv_bfloat16", False), -2.0, "") == ("c_uint16", 0xC000)

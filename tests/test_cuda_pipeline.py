@@ -14,11 +14,11 @@ import sys
 
 import pytest
 
-from backends import get_backend
-from backends.cuda_backend import compiler
-from backends.cuda_backend.sanitizer import SanitizerReport
-from backends.cuda_backend.spec import parse_spec
-from backends.cuda_backend.static_rules import check_source
+from evotui.dialects import get_backend
+from evotui.dialects.cuda import compiler
+from evotui.dialects.cuda.sanitizer import SanitizerReport
+from evotui.dialects.cuda.spec import parse_spec
+from evotui.dialects.cuda.static_rules import check_source
 from evotui.engine.loop import Engine
 from evotui.engine.param_mutator import ParamMutator
 from evotui.engine.patch import extract_program
@@ -56,7 +56,7 @@ def test_the_seeds_compile_with_nvrtc(source):
 
 @needs_nvrtc
 def test_the_gpu_test_candidates_pass_the_rules_and_compile():
-    from backends import get_backend
+    from evotui.dialects import get_backend
     from tests.conftest import CANDIDATES
 
     for path in sorted((CANDIDATES / "cuda").glob("*.py")):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from backends.cuda_backend.spec import SpecError, parse_spec
-from backends.cuda_backend.static_rules import check_source
+from evotui.dialects.cuda.spec import SpecError, parse_spec
+from evotui.dialects.cuda.static_rules import check_source
 from tests.conftest import SAMPLES
 
 KERNEL = '''
@@ -37,7 +37,7 @@ def test_both_seeds_pass():
 
 
 def test_the_prompt_example_passes():
-    from backends.cuda_backend import CudaBackend
+    from evotui.dialects.cuda import CudaBackend
 
     text = (CudaBackend.prompt_dir / "system.md").read_text()
     example = text.split("```python\n", 1)[1].split("```", 1)[0]
@@ -198,7 +198,7 @@ HONEST_COMPILED = [
 
 
 def _needs_nvrtc():
-    from backends.cuda_backend import compiler
+    from evotui.dialects.cuda import compiler
 
     ok, why = compiler.available()
     if not ok or not compiler.include_dirs():
@@ -209,7 +209,7 @@ def _needs_nvrtc():
                          ids=[c[0] for c in PTX_CHEATS])
 def test_ptx_rules_refuse_what_the_source_rules_missed(name, prelude, body, words):
     _needs_nvrtc()
-    from backends.cuda_backend import CudaBackend
+    from evotui.dialects.cuda import CudaBackend
 
     source = with_body(body, prelude)
     issue = check_source(source)
@@ -223,7 +223,7 @@ def test_ptx_rules_refuse_what_the_source_rules_missed(name, prelude, body, word
                          ids=[c[0] for c in HONEST_COMPILED])
 def test_ptx_rules_pass_honest_device_code(name, prelude, body):
     _needs_nvrtc()
-    from backends.cuda_backend import CudaBackend
+    from evotui.dialects.cuda import CudaBackend
 
     source = with_body(body, prelude)
     assert check_source(source) is None
@@ -231,7 +231,7 @@ def test_ptx_rules_pass_honest_device_code(name, prelude, body):
 
 
 def test_ptx_rules_on_hand_written_ptx():
-    from backends.cuda_backend import ptx_rules
+    from evotui.dialects.cuda import ptx_rules
 
     head = ".version 8.0\n.target sm_90\n.address_size 64\n"
     entry = ".visible .entry k(\n.param .u64 k_param_0,\n.param .u64 k_param_1\n)\n{\n"

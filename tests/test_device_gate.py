@@ -11,7 +11,7 @@ import pytest
 
 from evotui.eval import EvalRequest, EvaluatorPool
 from evotui.eval.pool import Lane, _Gate
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 from tests.conftest import SAMPLES
 
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from evotui import headless
-from evotui.cli import main
+from evotui.cli.main import main
 from evotui.engine.loop import Engine
 from evotui.engine.mutators import ParamMutatorAdapter
 from evotui.engine.rundir import RunDir

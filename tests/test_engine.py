@@ -30,7 +30,7 @@ from evotui.engine.mutators import Mutation, ParamMutatorAdapter
 from evotui.engine.rundir import RunDir, load_checkpoint
 from evotui.engine.state import EngineConfig
 from evotui.eval.results import EvalResult
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 from tests.conftest import SAMPLES
 from tests.engine_helpers import (
     ADD_GELU_SEED,

@@ -319,7 +319,7 @@ def test_a_worker_whose_torch_was_patched_is_replaced(raw_cpu_pool, softmax_task
 
 
 def test_a_weight_cache_keyed_on_the_version_counter_is_honest(cpu_pool):
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import SAMPLES
 
     source = (CANDIDATES / "rmsnorm" / "honest_weight_cache_version.py").read_text()
@@ -417,7 +417,7 @@ def test_uninitialised_allocations_in_checked_calls_are_poisoned():
     ("add_gelu", "add_gelu_libdevice_erf.py"),  # autotune, an erf GELU helper, cache_modifier
 ])
 def test_honest_tutorial_style_kernels_on_other_tasks_are_accepted(cpu_pool, sample, name):
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import SAMPLES
 
     source = (CANDIDATES / "samples" / name).read_text()
@@ -433,7 +433,7 @@ def test_honest_tutorial_style_kernels_on_other_tasks_are_accepted(cpu_pool, sam
     ("layernorm", "honest_finfo_constexpr.py"),  # tl.constexpr(torch.finfo(torch.float32).tiny)
 ])
 def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sample, name):
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import SAMPLES
 
     source = (CANDIDATES / sample / name).read_text()
@@ -467,7 +467,7 @@ def test_honest_module_constants_and_kernel_arguments_are_accepted(cpu_pool, sam
     ("rmsnorm", "rmsnorm/honest_rmsnorm_autograd_function.py"),  # Function.apply, ctx.eps = eps
 ])
 def test_honest_code_as_engineers_write_it_is_accepted(cpu_pool, sample, path):
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import SAMPLES
 
     source = (CANDIDATES / path).read_text()
@@ -483,7 +483,7 @@ def test_honest_code_as_engineers_write_it_is_accepted(cpu_pool, sample, path):
     ("rmsnorm", "cheat_state_in_weight.py", {"modified_inputs"}),
 ])
 def test_runtime_cheats_on_other_tasks_are_rejected(cpu_pool, sample, name, reasons):
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import SAMPLES
 
     source = (CANDIDATES / sample / name).read_text()
@@ -521,7 +521,7 @@ def test_a_task_file_changed_during_a_run_is_refused(cpu_pool, tmp_path):
     """The judge computes references only from the text the task had when it was resolved
     (a candidate that rewrote task.py on disk would choose the reference; the sandbox also
     keeps the task file out of its reach)."""
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import SAMPLES
 
     (tmp_path / "task.py").write_text((SAMPLES / "softmax" / "task.py").read_text())
@@ -539,7 +539,7 @@ def test_a_loss_estimated_from_part_of_each_row_is_a_mismatch(cpu_pool, tmp_path
     """A mean cross-entropy from a quarter of each row's logits (plus a
     bias correction) was within tolerance on randn logits at 16384 x 1024. The task's logits
     are peaked now, as a language model's are, and the estimate misses the hot classes."""
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import SAMPLES
 
     text = (SAMPLES / "cross_entropy" / "task.py").read_text()

@@ -88,7 +88,7 @@ def test_a_harness_error_gets_fresh_workers_for_the_next_candidate(cpu_pool, sof
     """A failure of the harness itself (here: the task's reference Model raises in the judge)
     is nobody's verdict on the candidate; the lane's processes are replaced, so whatever broke
     (out of GPU memory, a bad cache) does not carry over to the retry."""
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     broken = tmp_path / "task.py"
     text = softmax_task.path.read_text()

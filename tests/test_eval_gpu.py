@@ -34,7 +34,7 @@ def run(pool, task, name):
 
 @pytest.mark.parametrize("sample", SAMPLE_NAMES)
 def test_every_seed_is_accepted_with_speedups(gpu_pool, sample):
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     task = resolve_task(SAMPLES / sample)
     result = gpu_pool.evaluate(EvalRequest(task=task, source=task.seed_path.read_text()))
@@ -48,7 +48,7 @@ def test_every_seed_is_accepted_with_speedups(gpu_pool, sample):
 def test_short_seeds_are_accepted_run_after_run(gpu_pool, sample):
     """40 µs kernels whose host call is several times the kernel: every evaluation of them
     must pass the side-stream and value-cache guards (each once rejected one run in five)."""
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     task = resolve_task(SAMPLES / sample)
     results = [gpu_pool.evaluate(EvalRequest(task=task, source=task.seed_path.read_text()))
@@ -121,7 +121,7 @@ def test_recomputing_only_the_perturbed_rows_is_caught(gpu_pool):
     """A GEMM that recomputes only the row blocks changed since it last saw the tensor (it
     keeps a copy of every input set): the value rounds' one-element changes find it."""
     from evotui.eval import EvalRequest
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import CANDIDATES, SAMPLES
 
     source = (CANDIDATES / "matmul" / "cheat_incremental_patch.py").read_text()
@@ -195,7 +195,7 @@ def test_a_long_run_does_not_grow_the_workers_gpu_memory(gpu_pool):
     import random
 
     from evotui.engine.param_mutator import ParamMutator
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     task = resolve_task(SAMPLES / "row_sum")
     seed = task.seed_path.read_text()

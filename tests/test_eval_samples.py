@@ -8,7 +8,7 @@ import pytest
 
 from evotui.engine.tunables import find_tunables, set_tunables
 from evotui.eval import EvalRequest
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 from tests.conftest import SAMPLES
 
 NAMES = sorted(p.name for p in SAMPLES.iterdir() if (p / "seed.py").is_file())

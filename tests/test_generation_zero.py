@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from backends import get_backend
+from evotui.dialects import get_backend
 from evotui.engine.loop import Engine
 from evotui.engine.mutators import LLMMutator
 from evotui.engine.prompting import PromptBuilder
 from evotui.engine.rundir import RunDir, load_checkpoint
 from evotui.engine.state import EngineConfig
 from evotui.llm import OllamaLLM
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 from tests.fake_ollama import FakeOllama
 
 pytestmark = pytest.mark.timeout(240)

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from evotui.eval import EvalRequest
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 from tests.conftest import CANDIDATES, SAMPLES
 
 CORPUS = SAMPLES.parent / "tests" / "honest_corpus"

@@ -25,7 +25,7 @@ from tests.conftest import CANDIDATES, ROOT, SAMPLES
 KERNELS = r'''
 import json
 import torch, triton, triton.language as tl
-from backends.triton_backend.interpreter_fixes import apply_interpreter_fixes
+from evotui.dialects.triton.interpreter_fixes import apply_interpreter_fixes
 
 apply_interpreter_fixes()
 
@@ -119,7 +119,7 @@ def test_the_fixes_are_applied_once(interpreted):
 
 
 def test_rounding_to_bf16_matches_torch():
-    from backends.triton_backend.interpreter_bf16 import to_bf16, to_f32
+    from evotui.dialects.triton.interpreter_bf16 import to_bf16, to_f32
 
     rng = np.random.default_rng(0)
     bits = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
@@ -131,7 +131,7 @@ def test_rounding_to_bf16_matches_torch():
 
 
 def test_honest_bf16_arithmetic_candidate_is_accepted(cpu_pool):
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     source = (CANDIDATES / "add_gelu" / "honest_bf16_arithmetic.py").read_text()
     result = cpu_pool.evaluate(EvalRequest(task=resolve_task(SAMPLES / "add_gelu"),

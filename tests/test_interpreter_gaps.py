@@ -27,8 +27,8 @@ KERNELS = r'''
 import json
 import torch, triton, triton.language as tl
 from triton.language import cast as imported_cast
-from backends.triton_backend.interpreter_fixes import apply_interpreter_fixes
-from backends.triton_backend.interpreter_globals import isolate_kernel_globals
+from evotui.dialects.triton.interpreter_fixes import apply_interpreter_fixes
+from evotui.dialects.triton.interpreter_globals import isolate_kernel_globals
 
 apply_interpreter_fixes()
 isolate_kernel_globals()

@@ -20,7 +20,7 @@ from tests.conftest import ROOT
 KERNEL = r'''
 import json
 import torch, triton, triton.language as tl
-from backends.triton_backend.interpreter_fixes import apply_interpreter_fixes
+from evotui.dialects.triton.interpreter_fixes import apply_interpreter_fixes
 
 apply_interpreter_fixes()
 from triton.language.extra import libdevice

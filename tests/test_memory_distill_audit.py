@@ -148,7 +148,7 @@ def test_directions():
 
 def test_hook_distill_leaves_retrievable_proposed_advice(store):
     from evotui.memory.hook import MemoryHook
-    from evotui.task import TaskMeta
+    from evotui.task.model import TaskMeta
 
     hook = MemoryHook(store, k=3, arch="NVIDIA H200")
     out = asyncio.run(hook.distill([_m(0.12, "c2"), _m(0.02, "c3")]))

@@ -15,7 +15,7 @@ from evotui.memory.embed import OllamaEmbedder
 from evotui.memory.hook import MemoryHook
 from evotui.memory.prompting import format_advice
 from evotui.memory.retrieve import Query, Retriever, kinds_compatible
-from evotui.task import TaskMeta
+from evotui.task.model import TaskMeta
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -168,7 +168,7 @@ def test_missing_embedding_model_falls_back_to_bm25(store, fake_ollama, tmp_path
 
 def test_memory_never_imports_textual():
     code = ("import sys, evotui.memory, evotui.memory.hook, evotui.memory.distill, "
-            "evotui.memory.audit, evotui.memory.retrieve, evotui.cli_advice; "
+            "evotui.memory.audit, evotui.memory.retrieve, evotui.cli.advice; "
             "print('textual' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=_env())

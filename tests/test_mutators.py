@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from backends import get_backend
+from evotui.dialects import get_backend
 from evotui.engine.mutators import (
     LLMMutator,
     MixedMutator,

@@ -102,7 +102,7 @@ def test_a_fingerprint_changes_with_any_byte_and_with_the_key():
 
 
 def test_the_judge_checks_inputs_by_their_fingerprints():
-    from evotui.eval import reasons
+    from evotui.core import reasons
     from evotui.eval.judge import Judge, Reject
 
     judge = Judge("cpu")

@@ -120,7 +120,7 @@ def test_cold_start_advice_moves_the_sample_seeds_where_it_says(tmp_path):
     """The pack's structured moves reach the parameter mutator: a Hopper GEMM tile for the
     matmul seed, the one-pass row kernel for the normalisation and cross-entropy seeds."""
     from evotui.memory.hook import MemoryHook
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
     from tests.conftest import SAMPLES
 
     hook = MemoryHook(AdviceStore(tmp_path / "advice.json"), k=3, arch="NVIDIA H200")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from backends import get_backend
+from evotui.dialects import get_backend
 from evotui.engine.loop import Engine
 from evotui.engine.mutators import LLMMutator
 from evotui.engine.prompting import PromptBuilder
@@ -21,7 +21,7 @@ from evotui.llm import OllamaLLM
 from evotui.memory.hook import MemoryHook
 from evotui.memory.retrieve import Query, Retriever
 from evotui.memory.store import AdviceStore
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 from tests.conftest import SAMPLES
 from tests.engine_helpers import SOFTMAX_SEED
 from tests.fake_ollama import FakeOllama

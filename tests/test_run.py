@@ -272,7 +272,7 @@ def test_task_errors_are_one_line_and_exit_2(home, tmp_path):
 
 
 def test_doctor_reports_every_part_with_its_fix(home):
-    from evotui.cli_doctor import doctor
+    from evotui.cli.doctor import doctor
 
     runner = CliRunner()
     down = runner.invoke(doctor, ["--json", "--ollama-host", closed_port_url()])
@@ -296,7 +296,7 @@ def test_doctor_reports_every_part_with_its_fix(home):
 
 def test_engine_eval_and_headless_never_import_textual():
     code = ("import sys\nimport evotui.engine.loop, evotui.engine.session, evotui.engine.mutators\n"
-            "import evotui.eval, evotui.headless, evotui.cli_run, evotui.cli_doctor\n"
+            "import evotui.eval, evotui.headless, evotui.cli.run, evotui.cli.doctor\n"
             "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
             "assert not bad, bad\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,

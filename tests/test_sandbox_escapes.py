@@ -40,7 +40,7 @@ def pool(secret_env):
 
 @pytest.fixture(scope="module")
 def task():
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     return resolve_task(SAMPLES / "softmax")
 
@@ -188,7 +188,7 @@ def test_a_task_under_a_hidden_folder_is_still_evaluated(pool, tmp_path):
     the mount namespace) loads all the same."""
     import shutil
 
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     folder = tmp_path / "softmax"
     shutil.copytree(SAMPLES / "softmax", folder)

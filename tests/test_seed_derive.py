@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from backends import get_backend
 from evotui import headless
+from evotui.dialects import get_backend
 from evotui.engine.session import RunOptions
 from evotui.seed import derive_seed
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 from tests.conftest import ROOT
 
 KB = Path(__file__).resolve().parent / "kernelbench_style"
@@ -46,8 +46,8 @@ CHECK = r"""
 import json, sys, types
 import torch
 from evotui.seed import derive_seed
-from evotui.task import load_module, resolve_task
-from evotui.task_shapes import size_constants
+from evotui.task.model import load_module, resolve_task
+from evotui.task.shapes import size_constants
 
 def odd(v):
     if isinstance(v, tuple):

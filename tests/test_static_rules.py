@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backends.triton_backend.static_rules import check_source
+from evotui.dialects.triton.static_rules import check_source
 
 HEAD = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 

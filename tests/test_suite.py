@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evotui.cli import main
+from evotui.cli.main import main
 from evotui.engine.rundir import load_checkpoint
 from evotui.eval.results import EvalRequest, EvalResult
 from evotui.suite.record import SuiteSettings, locked
@@ -358,7 +358,7 @@ def test_problems_run_at_once_on_a_dask_cluster(home, tmp_path):
 
 
 def test_the_default_folder_is_the_same_for_the_same_problems(home):
-    from evotui.suite.cli import _default_out
+    from evotui.cli.suite import _default_out
 
     args = (SAMPLES / "softmax",)
     one = _default_out(args, discover([str(a) for a in args]))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from evotui.task import TaskError, load_module, resolve_task
-from evotui.task_preflight import preflight
-from evotui.task_shapes import CPU_BYTES_LIMIT, footprint, size_constants
+from evotui.task.model import TaskError, load_module, resolve_task
+from evotui.task.preflight import preflight
+from evotui.task.shapes import CPU_BYTES_LIMIT, footprint, size_constants
 from tests.conftest import ROOT
 
 KB = Path(__file__).resolve().parent / "kernelbench_style"

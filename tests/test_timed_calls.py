@@ -6,7 +6,7 @@ import torch
 
 from evotui.eval.perturb import values_seed, write_quietly
 from evotui.eval.timed_calls import TimedCalls
-from evotui.task import load_module, make_inputs
+from evotui.task.model import load_module, make_inputs
 from tests.conftest import SAMPLES
 
 SHAPE = {"batch_size": 16, "dim": 512}

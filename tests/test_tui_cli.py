@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 import evotui.headless
 import evotui.tui.launch
-from evotui.cli import main
+from evotui.cli.main import main
 from evotui.engine.session import RunOptions
 from tests.conftest import SAMPLES
 

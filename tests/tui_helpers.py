@@ -33,7 +33,7 @@ from evotui.engine.rundir import RunDir
 from evotui.engine.session import RunOptions, Session
 from evotui.engine.state import EngineConfig
 from evotui.eval.results import EvalResult
-from evotui.task import resolve_task
+from evotui.task.model import resolve_task
 from evotui.tui.controller import CandidateInfo, NothingToExport
 from evotui.tui.process import EngineProcess
 from evotui.tui.runner import EngineRunner

@@ -7,7 +7,7 @@
 3. For every RNG seed, TASK runs once with memory off (``memory_k=0``) and once with memory
    on, each "on" run with its own copy of the library (so seeds stay independent) and no
    distillation; off and on alternate so that drifting machine conditions hit both.
-4. Figures (``evotui.ab_report``): evaluations to reach the target and the best result per
+4. Figures (``evotui.ab.report``): evaluations to reach the target and the best result per
    arm, written to ``OUT/ab.json`` and ``OUT/ab.md``.
 
 One evaluator pool serves every run.
@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from evotui import ab_report
-from evotui.ab_report import RunRecord
+from evotui.ab import report as ab_report
+from evotui.ab.report import RunRecord
 from evotui.engine.events import CandidateEvaluated, Event
 from evotui.engine.hooks import Evaluator
 from evotui.engine.loop import Engine
@@ -157,7 +157,7 @@ class ABRunner:
 
     async def run_one(self, arm: str, task: str, seed: int, library: Path | None,
                       iterations: int, label: str) -> RunRecord:
-        from evotui.task import resolve_task
+        from evotui.task.model import resolve_task
 
         s = self.spec
         memory = await self._memory(library, resolve_task(task).meta) if library else None

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from evotui.cli_common import NonEmptyPath, fail
+from evotui.cli.common import NonEmptyPath, fail
 
 AB_HELP = """Does memory pay? Solve TASK with the same budget with the advice library off and
 on, over several RNG seeds, and compare evaluations to reach a target and the best result.
@@ -39,7 +39,7 @@ def _open_pool(device: str) -> Any:
 
 
 def print_table(console: Console, data: dict[str, Any]) -> None:
-    from evotui import ab_report
+    from evotui.ab import report as ab_report
 
     table = Table(title=f"{data['task']}: memory off vs on", title_justify="left")
     table.add_column("")
@@ -99,12 +99,12 @@ def ab(task: Path, seed: Path | None, learn: Path | None, seeds: int, iterations
        device: str, mutator: str, model: str | None, ollama_host: str | None, memory_k: int,
        out: Path | None, fresh_library: bool, save_advice: bool,
        eval_timeout: float | None) -> None:
-    from evotui import ab as experiment
     from evotui import config
+    from evotui.ab import run as experiment
     from evotui.engine.session import SetupError
     from evotui.memory.atomic import CorruptLibrary
     from evotui.memory.store import AdviceError
-    from evotui.task import TaskError
+    from evotui.task.model import TaskError
 
     try:
         _check_seeds(task, seed, learn)
@@ -152,7 +152,7 @@ def ab(task: Path, seed: Path | None, learn: Path | None, seeds: int, iterations
 
 def _check_seeds(task: Path, seed: Path | None, learn: Path | None) -> None:
     """Before the pool starts: every run needs a seed candidate (raises ``TaskError``)."""
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     ref = resolve_task(task)
     if seed is None and ref.seed_path is None:

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evotui.cli_common import NonEmptyPath, fail
+from evotui.cli.common import NonEmptyPath, fail
 from evotui.memory.atomic import CorruptLibrary
 from evotui.memory.model import STATUSES, Advice
 from evotui.memory.store import AdviceError, AdviceStore

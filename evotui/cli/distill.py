@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from evotui.cli_common import fail
+from evotui.cli.common import fail
 from evotui.memory.atomic import CorruptLibrary
 from evotui.memory.store import AdviceError
 
@@ -44,7 +44,7 @@ async def distill_run_dir(run_dir: Path, *, model: str | None = None, host: str 
     from evotui.engine.state import EngineConfig, RunState
     from evotui.memory.hook import MemoryHook
     from evotui.memory.store import AdviceStore
-    from evotui.task import resolve_task
+    from evotui.task.model import resolve_task
 
     notes = notes if notes is not None else []
     ck = load_checkpoint(run_dir)
@@ -94,7 +94,7 @@ def distill(run_dir: Path, model: str | None, ollama_host: str | None, no_llm: b
     advice-scratch.json, never in the library.
     """
     from evotui.engine.rundir import RunDirError
-    from evotui.task import TaskError
+    from evotui.task.model import TaskError
 
     notes: list[str] = []
     try:

@@ -128,7 +128,7 @@ def check_home() -> Check:
 
 
 def check_sanitizer() -> Check:
-    from backends.cuda_backend import sanitizer
+    from evotui.dialects.cuda import sanitizer
 
     exe = sanitizer.find()
     if exe is None:

@@ -16,10 +16,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from evotui.cli_common import allow_torch_option, fail, no_sandbox_option, shape_option
+from evotui.cli.common import allow_torch_option, fail, no_sandbox_option, shape_option
 from evotui.eval.sandbox_state import sandbox_state
-from evotui.task import TaskError, resolve_task
-from evotui.task_preflight import preflight
+from evotui.task.model import TaskError, resolve_task
+from evotui.task.preflight import preflight
 
 DEVICE_CHOICE = click.Choice(["auto", "cuda", "cpu"])
 
@@ -128,7 +128,7 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
     if report is not None and report.ran and not report.ok:
         from dataclasses import replace
 
-        from evotui.eval.reasons import SANITIZER_ERROR
+        from evotui.core.reasons import SANITIZER_ERROR
 
         result = replace(result, accepted=False, reason=SANITIZER_ERROR, message=report.message)
     if report is not None:
@@ -174,23 +174,23 @@ def _print_result(task_name: str, candidate: Path, result, sandbox: str) -> None
     console.print(table)
 
 
-from evotui.cli_advice import advice  # noqa: E402
-from evotui.cli_doctor import doctor  # noqa: E402
-from evotui.cli_run import run  # noqa: E402
+from evotui.cli.advice import advice  # noqa: E402
+from evotui.cli.doctor import doctor  # noqa: E402
+from evotui.cli.run import run  # noqa: E402
 
 main.add_command(run)
 main.add_command(doctor)
 main.add_command(advice)
 
-from evotui.cli_distill import distill  # noqa: E402
+from evotui.cli.distill import distill  # noqa: E402
 
 advice.add_command(distill)
 
-from evotui.cli_ab import ab  # noqa: E402
+from evotui.cli.ab import ab  # noqa: E402
 
 main.add_command(ab)
 
-from evotui.suite.cli import suite  # noqa: E402
+from evotui.cli.suite import suite  # noqa: E402
 
 main.add_command(suite)
 

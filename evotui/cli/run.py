@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from evotui.cli_common import (
+from evotui.cli.common import (
     NonEmptyPath,
     allow_torch_option,
     fail,

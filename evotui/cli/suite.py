@@ -16,7 +16,7 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
-from evotui.cli_common import (
+from evotui.cli.common import (
     NonEmptyPath,
     allow_torch_option,
     fail,

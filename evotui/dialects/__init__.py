@@ -3,18 +3,18 @@ and how to talk to the model about it; the evolution core knows nothing dialect-
 
 from __future__ import annotations
 
-from backends.base import Backend
+from evotui.dialects.base import Backend
 
 BACKENDS = ("triton", "cuda")
 
 
 def get_backend(name: str) -> Backend:
     if name == "triton":
-        from backends.triton_backend import TritonBackend
+        from evotui.dialects.triton import TritonBackend
 
         return TritonBackend()
     if name == "cuda":
-        from backends.cuda_backend import CudaBackend
+        from evotui.dialects.cuda import CudaBackend
 
         return CudaBackend()
     raise KeyError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
@@ -24,7 +24,7 @@ def backend_for_source(source: str) -> Backend:
     """Pick the dialect a candidate is written in: a module-level ``CUDA_SOURCE = ...`` makes
     it a CUDA C candidate (never executed as Python), anything else is a Triton module.
     Misrouting is safe both ways: each dialect's own static rules then reject the file."""
-    from backends.cuda_backend.spec import is_cuda_candidate
+    from evotui.dialects.cuda.spec import is_cuda_candidate
 
     return get_backend("cuda" if is_cuda_candidate(source) else "triton")
 

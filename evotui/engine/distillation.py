@@ -35,7 +35,7 @@ from evotui.engine.population import Candidate
 from evotui.engine.state import RunState
 from evotui.engine.tunables import tunable_diff
 from evotui.memory.distill import MIN_GAIN, Mutation, TaskInfo, template_text
-from evotui.task import TaskRef
+from evotui.task.model import TaskRef
 
 if TYPE_CHECKING:
     from evotui.engine.loop import Engine
@@ -67,7 +67,7 @@ def task_info(task: TaskRef, interpreter: bool) -> TaskInfo:
     try:
         import torch
 
-        from evotui.task import load_module, make_inputs
+        from evotui.task.model import load_module, make_inputs
 
         module = load_module(task.path, "evotui_task_shape")
         timed = task.shapes("cpu" if interpreter else "cuda")[0]
@@ -86,7 +86,7 @@ def task_info(task: TaskRef, interpreter: bool) -> TaskInfo:
 
 def _dialect(source: str) -> str:
     try:
-        from backends import backend_for_source
+        from evotui.dialects import backend_for_source
 
         return backend_for_source(source).name
     except Exception:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from evotui.core import reasons
 from evotui.engine import events as ev
 from evotui.engine.population import Candidate
-from evotui.eval import reasons
 from evotui.eval.results import EvalRequest, EvalResult
 
 if TYPE_CHECKING:

@@ -73,7 +73,7 @@ class CandidateEvaluated(Event):
     kind: ClassVar[str] = "candidate_evaluated"
     id: str
     accepted: bool
-    reason: str  # a stable code from evotui.eval.reasons
+    reason: str  # a stable code from evotui.core.reasons
     message: str
     time_ms: float | None = None
     spread_pct: float | None = None

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from evotui.engine.prompting import format_advice_views
 from evotui.eval.results import EvalRequest, EvalResult
-from evotui.task import TaskMeta
+from evotui.task.model import TaskMeta
 
 ADVICE_FIELDS = ("id", "text", "kind", "tags", "status", "arch", "gain", "shown", "improved",
                  "win_rate")

@@ -48,7 +48,7 @@ from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.subscribers import Subscriber
 from evotui.engine.task_facts import TaskFacts, describe_task
 from evotui.eval.results import EvalResult
-from evotui.task import TaskRef
+from evotui.task.model import TaskRef
 
 log = logging.getLogger(__name__)
 

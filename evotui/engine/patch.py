@@ -24,7 +24,7 @@ from evotui.engine.udiff import has_hunks, parse_unified_diff
 PROGRAM_MARK = "class ModelNew"
 # what makes a code block a whole program, per dialect: a Triton module defines ModelNew (at
 # the top level, not in a comment) and imports what it uses, a CUDA C candidate
-# (backends/cuda_backend) assigns CUDA_SOURCE and imports nothing
+# (evotui/dialects/cuda) assigns CUDA_SOURCE and imports nothing
 _MODEL_CLASS = re.compile(r"^class\s+ModelNew\b", re.MULTILINE)
 _CUDA_SOURCE = re.compile(r"^CUDA_SOURCE\s*=", re.MULTILINE)
 _IMPORT = re.compile(r"^(import|from)\s", re.MULTILINE)

@@ -21,8 +21,8 @@ from evotui.engine.loop import Engine
 from evotui.engine.mutators import LLMMutator, MixedMutator, Mutator, ParamMutatorAdapter
 from evotui.engine.rundir import RunDir, RunDirError, load_checkpoint
 from evotui.engine.state import EngineConfig
-from evotui.task import TaskError, TaskRef, resolve_task
-from evotui.task_preflight import preflight
+from evotui.task.model import TaskError, TaskRef, resolve_task
+from evotui.task.preflight import preflight
 
 MUTATOR_MODES = ("auto", "llm", "param", "mixed")
 DEFAULT_ITERATIONS = 20
@@ -92,7 +92,7 @@ async def resolve_mutator(mode: str, model: str, host: str | None, llm_timeout: 
         raise SetupError(f"unknown mutator {mode!r} (choose from {', '.join(MUTATOR_MODES)})")
     if mode == "param":
         return ParamMutatorAdapter(), []
-    from backends import get_backend
+    from evotui.dialects import get_backend
     from evotui.engine.prompting import PromptBuilder
     from evotui.llm import OllamaLLM, has_model, probe
 
@@ -161,7 +161,7 @@ async def _device_facts(evaluator: Evaluator) -> dict[str, Any]:
 
 def _dialect(opts: RunOptions, task: TaskRef, seed_source: str | None) -> str:
     """The kernel dialect of the run: its seed's (read again from disk when resuming)."""
-    from backends import backend_for_source
+    from evotui.dialects import backend_for_source
 
     if seed_source is None:
         path = Path(opts.seed) if opts.seed else task.seed_path

@@ -10,9 +10,9 @@ import random
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from evotui.core import reasons
 from evotui.engine.population import Candidate, Population
 from evotui.engine.tunables import config_key
-from evotui.eval import reasons
 from evotui.eval.results import EvalResult
 
 

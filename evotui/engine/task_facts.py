@@ -15,7 +15,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from evotui.task import TaskRef, load_module, make_init_inputs, shape_overrides
+from evotui.task.model import TaskRef, load_module, make_init_inputs, shape_overrides
 
 # layout and allocation: they say nothing of what the reference computes
 _VIEWS = frozenset("""view _unsafe_view reshape t transpose permute expand contiguous clone
@@ -198,7 +198,7 @@ def _forward_names(module: Any) -> list[str]:
 
 def _judge_tolerance(meta: Any, dtype: str) -> tuple[float, float]:
     """The judge's (atol, rtol) for an output dtype: the task's, else the backend default."""
-    from backends import get_backend
+    from evotui.dialects import get_backend
 
     atol, rtol = get_backend("triton").tolerances(f"torch.{dtype}")
     if getattr(meta, "atol", None) is not None:

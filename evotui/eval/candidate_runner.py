@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evotui.eval import outbox, reasons
+from evotui.core import reasons
+from evotui.eval import outbox
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.lockdown import lock_down
@@ -25,7 +26,7 @@ from evotui.eval.perturb import graph_check_seed, write_quietly
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import TimedCalls, ValueRounds, as_outputs
 from evotui.eval.timing import set_bytes, timed_seeds
-from evotui.task import TaskChanged, load_module, make_init_inputs, make_inputs
+from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
 
@@ -55,7 +56,7 @@ class CandidateRunner:
 
         self.torch = torch
         self.device = torch.device(device)
-        from backends import get_backend
+        from evotui.dialects import get_backend
 
         self.backend = get_backend("triton")
         self.recorder = self.backend.launch_recorder()
@@ -127,9 +128,9 @@ class CandidateRunner:
 
     def _load_model_class(self, cand_path: str, task: types.ModuleType,
                           static_checks: bool = True) -> type:
-        from backends import backend_for_source
-        from backends.base import CandidateError
-        from backends.triton_backend.text_rules import check_text, decode, pin
+        from evotui.dialects import backend_for_source
+        from evotui.dialects.base import CandidateError
+        from evotui.dialects.triton.text_rules import check_text, decode, pin
 
         data = Path(cand_path).read_bytes()
         try:  # the very string the parent checked: UTF-8, newlines as written, no BOM
@@ -189,7 +190,7 @@ class CandidateRunner:
         "__main__":` block they skip (a `match` capture once ran it)."""
         import ast
 
-        from backends.triton_backend.ast_paths import without_main_block
+        from evotui.dialects.triton.ast_paths import without_main_block
 
         return without_main_block(ast.parse(source))
 
@@ -623,12 +624,12 @@ def _harness_failure(e: BaseException) -> CandidateFailure | None:
 def _named_reason(e: BaseException) -> str | None:
     """The reason a harness check raised inside the candidate's call carries."""
     return next((type(c).reason for c in _causes(e)
-                 if type(c).__module__.startswith("backends.") and hasattr(type(c), "reason")),
+                 if type(c).__module__.startswith("evotui.dialects.") and hasattr(type(c), "reason")),
                 None)
 
 
 def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:
-    from backends.cuda_backend.guards import pattern
+    from evotui.dialects.cuda.guards import pattern
 
     return any(not band.cpu().equal(pattern(trial_seed, k, band.numel()))
                for k, (_, band) in enumerate(bands))

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evotui.core import reasons
 from evotui.eval import dask_worker as remote
-from evotui.eval import reasons
 from evotui.eval.dask_worker import PoolConfig, TaskText
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
-from evotui.task import TaskRef
+from evotui.task.model import TaskRef
 
 INSTALL_HINT = 'the Dask backend needs dask.distributed: pip install "evotui[dask]"'
 

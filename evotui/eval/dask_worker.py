@@ -29,7 +29,7 @@ from typing import Any
 
 from evotui.eval.pool import EvaluatorPool, physical_gpu
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
-from evotui.task import TaskMeta, TaskRef
+from evotui.task.model import TaskMeta, TaskRef
 
 IDLE_S = float(os.environ.get("EVOTUI_DASK_IDLE_S", "900"))  # an unused pool is closed after
 REAP_EVERY_S = 30.0

@@ -13,13 +13,13 @@ import types
 from pathlib import Path
 from typing import Any
 
-from evotui.eval import reasons
+from evotui.core import reasons
 from evotui.eval.digest import fingerprint
 from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
 from evotui.eval.timing import FreshCheck, peak_bytes_per_s, set_bytes, timed_seeds
-from evotui.task import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
+from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
 
 
 class Reject(Exception):
@@ -106,7 +106,7 @@ class Judge:
 
     # -- comparisons -----------------------------------------------------------------------
     def _tolerance(self, req: dict[str, Any], dtype: str) -> tuple[float, float]:
-        from backends import get_backend
+        from evotui.dialects import get_backend
 
         atol, rtol = get_backend("triton").tolerances(dtype)
         if req.get("atol") is not None:
@@ -199,8 +199,8 @@ class Judge:
 
     def _check_guards(self, trial: dict[str, Any], n_outputs: int, what: str) -> None:
         """The random bands around each buffer must come back as the trial's seed made them
-        (``backends.cuda_backend.guards``); a changed byte is an out-of-bounds write."""
-        from backends.cuda_backend.guards import GUARD_BYTES, describe_damage, pattern
+        (``evotui.dialects.cuda.guards``); a changed byte is an out-of-bounds write."""
+        from evotui.dialects.cuda.guards import GUARD_BYTES, describe_damage, pattern
 
         bands = trial.get("guards")
         if not isinstance(bands, list) or len(bands) < 2 * n_outputs or len(bands) % 2:
@@ -430,7 +430,7 @@ class Judge:
             except Exception:  # noqa: BLE001
                 pass
             # what cuda-python says (no context needed): the datasheet-style bandwidth
-            from backends.cuda_backend.device import query
+            from evotui.dialects.cuda.device import query
 
             cuda = query(self.device.index or 0)
             if cuda.available:

@@ -18,7 +18,7 @@ def harness_code() -> dict[str, int]:
     turned a check off."""
     from triton.runtime import autotuner, jit
 
-    from backends.triton_backend import launch_hooks
+    from evotui.dialects.triton import launch_hooks
     from evotui.eval import op_policy, perturb, timing
 
     code: dict[str, int] = {}

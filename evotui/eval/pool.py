@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evotui.eval import protocol, reasons
+from evotui.core import reasons
+from evotui.eval import protocol
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.eval.sandbox import Isolation
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
-from evotui.task import TaskRef
+from evotui.task.model import TaskRef
 
 OUTPUT_LIMIT_BYTES = 1 * 1024 * 1024
 WAIT_MARGIN_S = 30.0  # the worker kills a candidate at its timeout; the pool waits this longer
@@ -265,14 +266,14 @@ class EvaluatorPool:
 
     def sanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
         """compute-sanitizer on a CUDA C candidate, on one lane's GPU while the lane is held
-        (``backends.cuda_backend.sanitizer``). None when it does not apply: a CPU pool,
+        (``evotui.dialects.cuda.sanitizer``). None when it does not apply: a CPU pool,
         another dialect, no compute-sanitizer on this machine, or EVOTUI_SANITIZE=0."""
-        from backends import backend_for_source
+        from evotui.dialects import backend_for_source
 
         if self.is_cpu or backend_for_source(source).name != "cuda" \
                 or os.environ.get("EVOTUI_SANITIZE", "1") == "0":
             return None
-        from backends.cuda_backend import sanitizer
+        from evotui.dialects.cuda import sanitizer
 
         if sanitizer.find() is None:
             return None
@@ -290,7 +291,7 @@ class EvaluatorPool:
         return await asyncio.to_thread(self.sanitize, task, source, timeout_s)
 
     def evaluate(self, request: EvalRequest) -> EvalResult:
-        from backends import backend_for_source
+        from evotui.dialects import backend_for_source
 
         t0 = time.monotonic()
         backend = backend_for_source(request.source)
@@ -311,7 +312,7 @@ class EvaluatorPool:
         """Everything decided in this process before a worker sees the candidate: static
         rules; for CUDA C a compile with NVRTC (no GPU needed, so compile errors are reported
         on CPU-only machines too); then whether this pool can run the dialect at all."""
-        from backends.base import StaticIssue
+        from evotui.dialects.base import StaticIssue
 
         issue = backend.check_source(source) if self.static_checks else None
         precheck = getattr(backend, "precheck", None)
@@ -329,7 +330,7 @@ class EvaluatorPool:
         GPU pool the first GPU's ("auto:N": the compile subprocess asks the driver, this
         process never does), else sm_90."""
         if self._arch is None:
-            from backends.cuda_backend.device import DEFAULT_ARCH
+            from evotui.dialects.cuda.device import DEFAULT_ARCH
 
             self._arch = os.environ.get("EVOTUI_CUDA_ARCH") or (
                 DEFAULT_ARCH if self.is_cpu else f"auto:{self.devices[0].split(':')[1]}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evotui.eval import reasons
-from evotui.task import TaskRef
+from evotui.core import reasons
+from evotui.task.model import TaskRef
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class EvalRequest:
 @dataclass(frozen=True)
 class EvalResult:
     accepted: bool
-    reason: str  # a stable code from evotui.eval.reasons
+    reason: str  # a stable code from evotui.core.reasons
     message: str  # for humans and for the next prompt
     device: str = "cpu"
     device_name: str = ""

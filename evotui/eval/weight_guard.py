@@ -21,7 +21,7 @@ def own_parameters(model: Any) -> list[tuple[str, torch.Tensor]]:
     """The named parameters of ``model`` and its submodules, read from their dicts: no
     method of the candidate's class runs (``parameters()`` could be overridden). A model the
     harness built (the CUDA C dialect's) names the task's weights it holds itself."""
-    if type(model).__module__.startswith("backends.") and hasattr(type(model), "guarded_tensors"):
+    if type(model).__module__.startswith("evotui.dialects.") and hasattr(type(model), "guarded_tensors"):
         return [(n, t) for n, t in model.guarded_tensors() if type(t) in PLAIN_TENSOR_TYPES]
     out, seen, stack = [], set(), [("", model)]
     while stack:

@@ -26,7 +26,7 @@ def _warm_imports(device: str) -> None:
     import triton
     import triton.language  # noqa: F401
 
-    import backends.triton_backend  # noqa: F401
+    import evotui.dialects.triton  # noqa: F401
     import evotui.eval.candidate_runner  # noqa: F401
 
     if device != "cpu":
@@ -70,7 +70,8 @@ class CandidateHost:
             raise RuntimeError("the pool did not grant the device")
 
     def run(self, op: str, req: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        from evotui.eval import outbox, reasons
+        from evotui.core import reasons
+        from evotui.eval import outbox
         from evotui.eval.candidate_runner import CandidateFailure, CandidateRunner
         from evotui.eval.sandbox import confinement_for, run_isolated
 

@@ -34,7 +34,7 @@ class DerivedSeed:
 def derive_seed(task: Any, shape: dict[str, Any] | None = None) -> DerivedSeed:
     """``task`` is a ``TaskRef``; ``shape`` the constants to trace at (default: its first
     CPU shape, small enough to trace quickly)."""
-    from evotui.task import TaskError, load_module, make_init_inputs, make_inputs
+    from evotui.task.model import TaskError, load_module, make_init_inputs, make_inputs
 
     try:
         module = load_module(task.path, "evotui_seed_task", task.sha256)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from evotui.task import SEED_NAMES
+from evotui.task.model import SEED_NAMES
 
 # a problem that only ran out of time is not starved by the evaluation count
 UNLIMITED_EVALUATIONS = 100_000

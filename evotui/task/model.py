@@ -85,7 +85,7 @@ class TaskRef:
         """The shape chosen for the interpreter (``task_shapes.CpuShape``), computed once."""
         key = (str(self.path), self.sha256, self.overrides)
         if key not in _CPU_SHAPES:
-            from evotui.task_shapes import choose_cpu_shape
+            from evotui.task.shapes import choose_cpu_shape
 
             module = load_module(self.path, "evotui_task_shapes", self.sha256)
             _CPU_SHAPES[key] = choose_cpu_shape(module, dict(self.overrides))
@@ -127,7 +127,7 @@ def resolve_task(path: str | Path, shape: dict[str, Any] | None = None,
 
 def _checked_overrides(module: types.ModuleType, path: Path,
                        shape: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    from evotui.task_shapes import size_constants
+    from evotui.task.shapes import size_constants
 
     known = size_constants(module)
     for name, value in shape.items():

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from evotui.task import TaskError, TaskRef, load_module, make_init_inputs, shape_overrides
-from evotui.task_shapes import Footprint, footprint, size_constants
+from evotui.task.model import TaskError, TaskRef, load_module, make_init_inputs, shape_overrides
+from evotui.task.shapes import Footprint, footprint, size_constants
 
 # what the Triton interpreter gets through in seconds per call (64 MB took ~30 s a call)
 CPU_INPUT_LIMIT_BYTES = 64 * 2**20

@@ -16,7 +16,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.task import TaskError, shape_overrides
+from evotui.task.model import TaskError, shape_overrides
 
 CPU_BYTES_LIMIT = 2**20
 CPU_FLOPS_LIMIT = 5e7

@@ -298,7 +298,7 @@ def _log_to(path: Any) -> None:
 def _backend_name(session: Session) -> str:
     """The kernel dialect of the run (its seed's), for the status line."""
     try:
-        from backends import backend_for_source
+        from evotui.dialects import backend_for_source
 
         opts = session.options
         seed = opts.seed or session.engine.task.seed_path

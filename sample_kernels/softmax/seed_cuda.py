@@ -3,7 +3,7 @@ exponentials, write), block reductions through warp shuffles and shared memory.
 
 A CUDA candidate is never executed as Python: the harness reads these literals, compiles
 CUDA_SOURCE with NVRTC (every int constant below becomes a -D define), allocates OUTPUTS
-and launches LAUNCH (see backends/cuda_backend/README.md)."""
+and launches LAUNCH (see evotui/dialects/cuda/README.md)."""
 
 CUDA_SOURCE = r"""
 #define FULL_MASK 0xffffffffu

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backends.base import StaticIssue
-from backends.cuda_backend.launch_hooks import CudaLaunchRecorder
-from backends.cuda_backend.spec import is_cuda_candidate
-from backends.cuda_backend.static_rules import check_source
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.cuda.launch_hooks import CudaLaunchRecorder
+from evotui.dialects.cuda.spec import is_cuda_candidate
+from evotui.dialects.cuda.static_rules import check_source
 
 # Same tolerances as the Triton dialect (KernelBench-style).
 _TOLERANCES = {
@@ -39,9 +39,9 @@ class CudaBackend:
         and PTX that breaks ``ptx_rules`` (``forbidden_construct``), are reported before any
         worker runs. None when it compiles, or when this machine has
         no NVRTC (the worker then compiles, and reports, itself)."""
-        from backends.cuda_backend.compiler import CompileRequest, compile_isolated
-        from backends.cuda_backend.spec import parse_spec
-        from backends.cuda_backend.static_rules import readonly_params
+        from evotui.dialects.cuda.compiler import CompileRequest, compile_isolated
+        from evotui.dialects.cuda.spec import parse_spec
+        from evotui.dialects.cuda.static_rules import readonly_params
 
         spec = parse_spec(source)
         req = CompileRequest(spec.cuda_source, arch, tuple(sorted(spec.constants.items())),
@@ -60,7 +60,7 @@ class CudaBackend:
         return CudaLaunchRecorder()
 
     def model_class(self, source: str, task_module: Any, recorder: CudaLaunchRecorder) -> type:
-        from backends.cuda_backend.model import build_model_class
+        from evotui.dialects.cuda.model import build_model_class
 
         return build_model_class(source, task_module, recorder)
 

@@ -4,7 +4,7 @@ wheel): no GPU, no torch. The parent compiles each candidate through ``compile_i
 (a short-lived subprocess, so that a compiler hang or crash costs a ``compile_error``, not
 the engine); the worker compiles in-process with ``compile_cubin``.
 
-``python -m backends.cuda_backend.compiler`` reads one JSON request on stdin and writes one
+``python -m evotui.dialects.cuda.compiler`` reads one JSON request on stdin and writes one
 JSON answer on stdout (what ``compile_isolated`` runs).
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from backends.cuda_backend import ptx_rules
+from evotui.dialects.cuda import ptx_rules
 
 PROGRAM_NAME = "candidate.cu"
 MAX_LOG_CHARS = 1500
@@ -198,10 +198,10 @@ def compile_isolated(req: CompileRequest, timeout_s: float = COMPILE_TIMEOUT_S) 
     payload = json.dumps({"source": req.source, "arch": arch, "defines": req.defines,
                           "options": req.options, "kernels": req.kernels,
                           "readonly": req.readonly})
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     try:
-        p = subprocess.run([sys.executable, "-m", "backends.cuda_backend.compiler"], input=payload,
+        p = subprocess.run([sys.executable, "-m", "evotui.dialects.cuda.compiler"], input=payload,
                            capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return "timeout", f"NVRTC did not finish compiling within {timeout_s:.0f} s"
@@ -218,7 +218,7 @@ def main() -> int:
     raw = json.loads(sys.stdin.read())
     arch = str(raw["arch"])
     if arch.startswith("auto"):
-        from backends.cuda_backend.device import compile_arch
+        from evotui.dialects.cuda.device import compile_arch
 
         arch = compile_arch(int(arch.partition(":")[2] or 0))
     req = CompileRequest(source=raw["source"], arch=arch,

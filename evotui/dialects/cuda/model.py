@@ -19,13 +19,13 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from backends.base import CandidateError
-from backends.cuda_backend import compiler, device_code, guards, launcher
-from backends.cuda_backend.expr import Expr, ExprError, evaluate_int
-from backends.cuda_backend.launch_hooks import CudaLaunchRecorder
-from backends.cuda_backend.spec import BufferSpec, CandidateSpec, SpecError, parse_spec
-from backends.cuda_backend.static_rules import readonly_params
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import CandidateError
+from evotui.dialects.cuda import compiler, device_code, guards, launcher
+from evotui.dialects.cuda.expr import Expr, ExprError, evaluate_int
+from evotui.dialects.cuda.launch_hooks import CudaLaunchRecorder
+from evotui.dialects.cuda.spec import BufferSpec, CandidateSpec, SpecError, parse_spec
+from evotui.dialects.cuda.static_rules import readonly_params
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_BLOCK = (1024, 1024, 64)
@@ -102,7 +102,7 @@ class Program:
             self.module = launcher.load(req.key(), cubin, kernel_names, ordinal)
         except launcher.LaunchError as e:
             raise CandidateError(reasons.LOAD_ERROR, str(e)) from None
-        from backends.cuda_backend.device import query
+        from evotui.dialects.cuda.device import query
 
         self.max_shared_optin = query(ordinal).max_shared_per_block_optin
 

@@ -1,4 +1,4 @@
-"""What compute-sanitizer runs: ``python -m backends.cuda_backend.sanitize_run TASK CANDIDATE``.
+"""What compute-sanitizer runs: ``python -m evotui.dialects.cuda.sanitize_run TASK CANDIDATE``.
 
 One call of a CUDA candidate at the task's smallest check shape (the first ``check_shapes``
 entry, else the benchmark shape), then a device synchronisation. Exit 0 when the call
@@ -14,13 +14,13 @@ from pathlib import Path
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m backends.cuda_backend.sanitize_run TASK CANDIDATE", file=sys.stderr)
+        print("usage: python -m evotui.dialects.cuda.sanitize_run TASK CANDIDATE", file=sys.stderr)
         return 2
     import torch
 
-    from backends.base import CandidateError
-    from backends.cuda_backend import CudaBackend
-    from evotui.task import load_module, make_init_inputs, make_inputs, read_meta
+    from evotui.dialects.base import CandidateError
+    from evotui.dialects.cuda import CudaBackend
+    from evotui.task.model import load_module, make_init_inputs, make_inputs, read_meta
 
     task = load_module(Path(argv[0]), "evotui_task")
     meta = read_meta(task, default_name="task")

@@ -73,7 +73,7 @@ def run(task_path: str, candidate_path: str, *, gpu: str | None = None,
     exe = executable or find()
     if exe is None:
         return SanitizerReport(False, False, ",".join(tools), 0, f"{TOOL} not found", 0.0)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     env = {**os.environ, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1", "TRITON_INTERPRET": "0",
            "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     if gpu is not None:
@@ -83,7 +83,7 @@ def run(task_path: str, candidate_path: str, *, gpu: str | None = None,
         argv = [exe, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "20",
                 # torch probes the driver with calls that fail by design: only kernel errors count
                 "--report-api-errors", "no",
-                sys.executable, "-m", "backends.cuda_backend.sanitize_run", task_path,
+                sys.executable, "-m", "evotui.dialects.cuda.sanitize_run", task_path,
                 candidate_path]
         t0 = time.monotonic()
         try:

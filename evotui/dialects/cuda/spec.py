@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from backends.cuda_backend.expr import FUNCTIONS, Expr, ExprError, parse
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.cuda.expr import FUNCTIONS, Expr, ExprError, parse
 
 SOURCE_NAME = "CUDA_SOURCE"
 SETTINGS = ("CUDA_SOURCE", "LAUNCH", "OUTPUTS", "SCRATCH", "SYMBOLS", "TUNABLES", "NVRTC_OPTIONS")

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import re
 
-from backends.base import StaticIssue
-from backends.cuda_backend import device_code
-from backends.cuda_backend.spec import CandidateSpec, SpecError, parse_spec
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.cuda import device_code
+from evotui.dialects.cuda.spec import CandidateSpec, SpecError, parse_spec
 
 ALLOWED_HEADERS = frozenset({
     "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cuda_pipeline.h", "cuda_pipeline_primitives.h",

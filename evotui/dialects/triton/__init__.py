@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backends.base import StaticIssue
-from backends.triton_backend.launch_hooks import LaunchRecorder
-from backends.triton_backend.static_rules import check_source
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.triton.launch_hooks import LaunchRecorder
+from evotui.dialects.triton.static_rules import check_source
 
 # KernelBench-style tolerances: tight for fp32, loose for 16-bit floats.
 _TOLERANCES = {

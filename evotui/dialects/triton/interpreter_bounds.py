@@ -16,7 +16,7 @@ OUTSIDE = "a Triton kernel accessed memory outside the tensors passed to its lau
 
 
 class OutOfBoundsAccess(RuntimeError):
-    reason = "out_of_bounds"  # the verdict's name (evotui.eval.reasons)
+    reason = "out_of_bounds"  # the verdict's name (evotui.core.reasons)
 
 
 def _tensors(value: Any, out: list[Any]) -> None:

@@ -24,7 +24,7 @@ under the interpreter; a no-op where the interpreter lacks the patched hooks.
 
 from __future__ import annotations
 
-from backends.triton_backend.interpreter_bf16 import to_bf16
+from evotui.dialects.triton.interpreter_bf16 import to_bf16
 
 
 def apply_interpreter_fixes() -> list[str]:
@@ -67,16 +67,16 @@ def apply_interpreter_fixes() -> list[str]:
         patched_dot.evotui_patched = True
         builder.create_dot = patched_dot
         patched.append("bf16 tl.dot computes in fp32")
-    from backends.triton_backend.interpreter_bf16 import apply_bf16_fixes
+    from evotui.dialects.triton.interpreter_bf16 import apply_bf16_fixes
 
     patched += apply_bf16_fixes()
-    from backends.triton_backend.interpreter_bounds import apply_bounds
+    from evotui.dialects.triton.interpreter_bounds import apply_bounds
 
     if apply_bounds():
         patched.append("kernels touch only their launch's tensors")
     if builder is not None and _comparisons_give_int1(builder, interp):
         patched.append("comparisons give int1")
-    from backends.triton_backend.interpreter_libdevice import apply_libdevice
+    from evotui.dialects.triton.interpreter_libdevice import apply_libdevice
 
     patched += [f"{name} computes in numpy" for name in apply_libdevice()]
     if _floats_as_fp32(interp):

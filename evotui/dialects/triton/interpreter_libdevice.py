@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.triton_backend.interpreter_bf16 import to_bf16
+from evotui.dialects.triton.interpreter_bf16 import to_bf16
 
 
 def _vectorized(fn: Callable[[float], float]) -> Callable[[np.ndarray], np.ndarray]:

@@ -30,12 +30,12 @@ import builtins
 import textwrap
 from typing import NamedTuple
 
-from backends.base import StaticIssue
-from backends.triton_backend.ast_paths import dotted, module_aliases, resolve
-from backends.triton_backend.receiver_rules import ctx_fields
-from backends.triton_backend.scope_rules import bindings, bound_names
-from backends.triton_backend.text_rules import python_lines
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.triton.ast_paths import dotted, module_aliases, resolve
+from evotui.dialects.triton.receiver_rules import ctx_fields
+from evotui.dialects.triton.scope_rules import bindings, bound_names
+from evotui.dialects.triton.text_rules import python_lines
 
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -222,7 +222,7 @@ def _literal(node: ast.expr | None, aliases: dict[str, str],
             isinstance(a, ast.Constant) for a in node.args):
         return True
     # `2 ** 10`, `1 << 10`, `float("-inf")`: a number computed from constants
-    from backends.triton_backend.kernel_rules import constant_expression  # (it imports us)
+    from evotui.dialects.triton.kernel_rules import constant_expression  # (it imports us)
 
     return tree is not None and constant_expression(node, tree, aliases, constants)
 
@@ -253,7 +253,7 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | N
     kernels = jit_defs(tree, aliases)
     own = {k.name for k in kernels}
     shadowed = bound_names(tree)  # builtins the file rebinds are its own objects
-    from backends.triton_backend.kernel_rules import module_constants  # (it imports us)
+    from evotui.dialects.triton.kernel_rules import module_constants  # (it imports us)
 
     constants = module_constants(tree, aliases)
     for kernel in kernels:

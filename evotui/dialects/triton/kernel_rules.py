@@ -11,11 +11,11 @@ import ast
 import functools
 from collections import Counter
 
-from backends.base import StaticIssue
-from backends.triton_backend.ast_paths import resolve
-from backends.triton_backend.jit_rules import jit_defs, kernel_assignments
-from backends.triton_backend.scope_rules import bindings
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.triton.ast_paths import resolve
+from evotui.dialects.triton.jit_rules import jit_defs, kernel_assignments
+from evotui.dialects.triton.scope_rules import bindings
 
 # what a `@triton.jit` body may call by bare name besides the file's own jit functions: on
 # a GPU nothing else compiles, and under the CPU interpreter anything else is plain Python

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from evotui.eval import reasons
+from evotui.core import reasons
 
 
 class KernelArgumentError(TypeError):
@@ -276,7 +276,7 @@ class LaunchRecorder:
         """The kernels of a candidate file: its ``@triton.jit`` defs, by first line, and the
         text of each as checked (``source`` must be the very string the static rules parsed
         and the module is compiled from; raises SyntaxError for a file that does not parse)."""
-        from backends.triton_backend.jit_rules import kernel_texts
+        from evotui.dialects.triton.jit_rules import kernel_texts
 
         self.kernels = {**(self.kernels or {}), filename: kernel_texts(source)}
 
@@ -403,8 +403,8 @@ class LaunchRecorder:
             # The interpreter has no driver to benchmark autotune configs with; a wall-clock
             # benchmarker lets honest autotuned candidates run (the choice is meaningless).
             autotuner.Autotuner.do_bench = property(lambda _self: _wall_clock_bench)
-            from backends.triton_backend.interpreter_fixes import apply_interpreter_fixes
-            from backends.triton_backend.interpreter_globals import isolate_kernel_globals
+            from evotui.dialects.triton.interpreter_fixes import apply_interpreter_fixes
+            from evotui.dialects.triton.interpreter_globals import isolate_kernel_globals
 
             apply_interpreter_fixes()
             isolate_kernel_globals()

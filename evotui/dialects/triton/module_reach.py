@@ -12,9 +12,9 @@ import sys
 import types
 import warnings
 
-from backends.base import StaticIssue
-from backends.triton_backend.ast_paths import dotted, resolve
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.triton.ast_paths import dotted, resolve
 
 # modules a candidate may hold as a value (`libdevice = tl.extra.cuda.libdevice`): Triton's
 # language and math. Any other module as a value (`T = torch`, `[torch][0]`, a default, a

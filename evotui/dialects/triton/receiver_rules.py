@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import ast
 
-from backends.base import StaticIssue
-from backends.triton_backend.ast_paths import dotted
-from backends.triton_backend.scope_rules import bindings
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.triton.ast_paths import dotted
+from evotui.dialects.triton.scope_rules import bindings
 
 # the bases a candidate's class may have besides its own classes (static_rules), and so what
 # a constructor chain may name (`nn.Module.__init__`)

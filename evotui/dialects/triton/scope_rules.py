@@ -26,8 +26,8 @@ import copy
 import functools
 import symtable
 
-from backends.base import StaticIssue
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
 
 ALLOWED_BOUND_DUNDERS = frozenset({"__init__", "__post_init__", "__call__", "__slots__",
                                    "__all__", "__doc__", "__version__"})

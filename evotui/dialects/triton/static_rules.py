@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import ast
 
-from backends.base import StaticIssue
-from backends.triton_backend.ast_paths import dotted, module_aliases, without_main_block
-from backends.triton_backend.jit_rules import check_jit_rules
-from backends.triton_backend.kernel_rules import check_kernel_bodies, root_name
-from backends.triton_backend.module_reach import (
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.triton.ast_paths import dotted, module_aliases, without_main_block
+from evotui.dialects.triton.jit_rules import check_jit_rules
+from evotui.dialects.triton.kernel_rules import check_kernel_bodies, root_name
+from evotui.dialects.triton.module_reach import (
     check_module_values,
     hidden_module_on,
     reachable_modules,
 )
-from backends.triton_backend.receiver_rules import (
+from evotui.dialects.triton.receiver_rules import (
     AUTOGRAD_FUNCTION,
     CONSTRUCTOR_PREFIXES,
     check_unbound_method_calls,
@@ -43,8 +44,8 @@ from backends.triton_backend.receiver_rules import (
     trusted_root,
     trusted_selves,
 )
-from backends.triton_backend.scope_rules import bindings, check_names
-from backends.triton_backend.stdlib_rules import (
+from evotui.dialects.triton.scope_rules import bindings, check_names
+from evotui.dialects.triton.stdlib_rules import (
     DOTTED_MODULES,
     STDLIB_NAMES,
     WRAPS_DECORATOR,
@@ -53,8 +54,7 @@ from backends.triton_backend.stdlib_rules import (
     forbidden_stdlib_path,
     stdlib_member,
 )
-from backends.triton_backend.text_rules import check_text, without_bom
-from evotui.eval import reasons
+from evotui.dialects.triton.text_rules import check_text, without_bom
 
 ALLOWED_IMPORTS = {
     "torch", "torch.nn", "torch.nn.functional",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import ast
 
-from backends.base import StaticIssue
-from backends.triton_backend.ast_paths import dotted
-from backends.triton_backend.scope_rules import bindings
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
+from evotui.dialects.triton.ast_paths import dotted
+from evotui.dialects.triton.scope_rules import bindings
 
 # name → the public names a candidate may read through it (None: every public name — pure
 # functions). Whole modules let escapes in: `typing.get_type_hints` evaluates strings,

@@ -25,8 +25,8 @@ import re
 import tokenize
 import unicodedata
 
-from backends.base import StaticIssue
-from evotui.eval import reasons
+from evotui.core import reasons
+from evotui.dialects.base import StaticIssue
 
 BOM = "\ufeff"
 # what tokenize (and so linecache and inspect) takes for a cookie, on the first two lines

@@ -62,11 +62,9 @@ def _python_dirs() -> list[str]:
     dirs.update(site.getsitepackages())
     if site.ENABLE_USER_SITE and site.getusersitepackages():
         dirs.add(site.getusersitepackages())
-    import backends
     import evotui
 
     dirs.add(str(Path(evotui.__file__).resolve().parent))
-    dirs.add(str(Path(backends.__file__).resolve().parent))
     # pure-Python packages found through PYTHONPATH or an editable install's finder
     for name in ("triton", "torch", "numpy"):
         module = sys.modules.get(name)

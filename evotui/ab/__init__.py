@@ -1,0 +1,1 @@
+"""The advice A/B experiment: runs with and without the advice library, and its report."""

@@ -1,0 +1,1 @@
+"""A task: its file loaded (`model`), checked before a run (`preflight`), sized for the CPU (`shapes`)."""
