@@ -1,0 +1,73 @@
+"""The layers, read from the imports themselves (those inside functions too): each package
+imports only the layers below it, so a change in a face never reaches the evaluator and a
+dialect can be read without the harness."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "evotui"
+
+# what each package may import of evotui (besides itself)
+BELOW = {
+    "core": set(),
+    "config": set(),
+    "task": {"core", "config"},
+    "dialects": {"core", "config", "task"},
+    "seed": {"core", "config", "task", "dialects"},
+    "llm": {"core", "config"},
+    "memory": {"core", "config", "llm"},
+    "eval": {"core", "config", "task", "dialects"},
+}
+NO_TEXTUAL = ("engine", "eval", "memory", "dialects", "core", "task", "seed")
+
+
+def _imports(path: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+    return out
+
+
+def _package(path: Path) -> str:
+    rel = path.relative_to(PACKAGE).with_suffix("")
+    return rel.parts[0]
+
+
+def _files(package: str) -> list[Path]:
+    base = PACKAGE / package
+    return sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]
+
+
+@pytest.mark.parametrize("package", sorted(BELOW))
+def test_a_package_imports_only_the_layers_below_it(package: str) -> None:
+    wrong = []
+    for f in _files(package):
+        for name in _imports(f):
+            parts = name.split(".")
+            if parts[0] != "evotui" or len(parts) < 2:
+                continue
+            target = parts[1]
+            ours = (PACKAGE / target).is_dir() or (PACKAGE / f"{target}.py").is_file()
+            if ours and target != package and target not in BELOW[package]:
+                wrong.append(f"{f.relative_to(PACKAGE.parent)} imports {name}")
+    assert not wrong, "\n".join(sorted(set(wrong)))
+
+
+@pytest.mark.parametrize("package", NO_TEXTUAL)
+def test_the_headless_core_never_imports_the_tui(package: str) -> None:
+    wrong = [f"{f.relative_to(PACKAGE.parent)} imports {n}" for f in _files(package)
+             for n in _imports(f) if n.split(".")[0] == "textual" or n.startswith("evotui.tui")]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_layer_map_names_real_packages() -> None:
+    for package in BELOW:
+        assert (PACKAGE / package).is_dir() or (PACKAGE / f"{package}.py").is_file(), package
