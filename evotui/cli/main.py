@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
@@ -20,6 +20,9 @@ from evotui.cli.common import allow_torch_option, fail, no_sandbox_option, shape
 from evotui.eval.sandbox_state import sandbox_state
 from evotui.task.model import TaskError, resolve_task
 from evotui.task.preflight import preflight
+
+if TYPE_CHECKING:
+    from evotui.eval import EvaluatorPool
 
 DEVICE_CHOICE = click.Choice(["auto", "cuda", "cpu"])
 
@@ -86,7 +89,7 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
     reference in a separate process where candidate code never runs. Speedups are against
     eager PyTorch and torch.compile, both timed live on the same GPU.
     """
-    from evotui.eval import EvalRequest, EvaluatorPool
+    from evotui.eval import EvaluatorPool
 
     try:
         task_ref = resolve_task(task, shape=shape, allow_torch=tuple(allow_torch or ()))
@@ -103,28 +106,13 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
         pool = EvaluatorPool(device)
     except RuntimeError as e:
         _fail(str(e), as_json)
-    with pool:
-        try:
-            shape_note = preflight(task_ref, pool.is_cpu)
-        except TaskError as e:
-            _fail(str(e), as_json, "task_error")
-        if shape_note:
-            click.echo(shape_note, err=True)
-        sandbox = sandbox_state(pool)
-        if sandbox.problem:
-            _fail(sandbox.problem, as_json, "sandbox_unavailable")
-        if sandbox.warning:
-            err.print(f"[bold yellow]{sandbox.warning}[/]")
-        where = "CPU (Triton interpreter)" if pool.is_cpu else pool.devices[0]
-        try:
-            with err.status(f"evaluating {candidate.name} on {where}…"):
-                result = pool.evaluate(EvalRequest(task=task_ref, source=source,
-                                                   name=candidate.name, trials=trials,
-                                                   timeout_s=timeout))
-            report = pool.sanitize(task_ref, source) if sanitize and result.accepted else None
-        except KeyboardInterrupt:  # not a verdict: exit 1 would read as "rejected"
-            click.echo("interrupted: no verdict", err=True)
-            sys.exit(130)
+    try:
+        with pool:
+            result, report, sandbox = _bench_in(pool, task_ref, source, candidate, trials, timeout, sanitize,
+                               as_json, err)
+    except KeyboardInterrupt:  # at any step, not a verdict: exit 1 would read as "rejected"
+        click.echo("interrupted: no verdict", err=True)
+        sys.exit(130)
     if report is not None and report.ran and not report.ok:
         from dataclasses import replace
 
@@ -194,5 +182,31 @@ from evotui.cli.suite import suite  # noqa: E402
 
 main.add_command(suite)
 
+
+def _bench_in(pool: EvaluatorPool, task_ref, source: str, candidate: Path, trials: int,
+              timeout: float, sanitize: bool, as_json: bool, err: Console):
+    """Preflight, evaluate and (optionally) sanitize one candidate in an open pool."""
+    from evotui.eval import EvalRequest
+
+    try:
+        shape_note = preflight(task_ref, pool.is_cpu)
+    except TaskError as e:
+        _fail(str(e), as_json, "task_error")
+    if shape_note:
+        click.echo(shape_note, err=True)
+    sandbox = sandbox_state(pool)
+    if sandbox.problem:
+        _fail(sandbox.problem, as_json, "sandbox_unavailable")
+    if sandbox.warning:
+        err.print(f"[bold yellow]{sandbox.warning}[/]")
+    where = "CPU (Triton interpreter)" if pool.is_cpu else pool.devices[0]
+    with err.status(f"evaluating {candidate.name} on {where}…"):
+        result = pool.evaluate(EvalRequest(task=task_ref, source=source, name=candidate.name,
+                                           trials=trials, timeout_s=timeout))
+    report = pool.sanitize(task_ref, source) if sanitize and result.accepted else None
+    return result, report, sandbox
+
+
 if __name__ == "__main__":
     main()
+
