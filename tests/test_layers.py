@@ -36,11 +36,6 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-def _package(path: Path) -> str:
-    rel = path.relative_to(PACKAGE).with_suffix("")
-    return rel.parts[0]
-
-
 def _files(package: str) -> list[Path]:
     base = PACKAGE / package
     return sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]

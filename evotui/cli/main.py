@@ -10,25 +10,25 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from evotui.cli.common import allow_torch_option, fail, no_sandbox_option, shape_option
-from evotui.eval.sandbox_state import sandbox_state
-from evotui.task.model import TaskError, resolve_task
+from evotui.eval.sandbox_state import SandboxState, sandbox_state
+from evotui.task.model import TaskError, TaskRef, resolve_task
 from evotui.task.preflight import preflight
 
 if TYPE_CHECKING:
-    from evotui.eval import EvaluatorPool
+    from evotui.eval import EvalResult, EvaluatorPool
 
 DEVICE_CHOICE = click.Choice(["auto", "cuda", "cpu"])
 
 
 def _fail(message: str, as_json: bool = False, reason: str = "usage_error") -> NoReturn:
-    """A user mistake (``cli_common.fail``); with --json, the JSON last line too."""
+    """A user mistake (``evotui.cli.common.fail``); with --json, the JSON last line too."""
     if as_json:
         print(json.dumps({"accepted": False, "reason": reason, "message": message}))
     fail(message)
@@ -108,8 +108,8 @@ def bench(task: Path, candidate: Path, device: str, as_json: bool, timeout: floa
         _fail(str(e), as_json)
     try:
         with pool:
-            result, report, sandbox = _bench_in(pool, task_ref, source, candidate, trials, timeout, sanitize,
-                               as_json, err)
+            result, report, sandbox = _bench_in(pool, task_ref, source, candidate, trials,
+                                                timeout, sanitize, as_json, err)
     except KeyboardInterrupt:  # at any step, not a verdict: exit 1 would read as "rejected"
         click.echo("interrupted: no verdict", err=True)
         sys.exit(130)
@@ -183,8 +183,9 @@ from evotui.cli.suite import suite  # noqa: E402
 main.add_command(suite)
 
 
-def _bench_in(pool: EvaluatorPool, task_ref, source: str, candidate: Path, trials: int,
-              timeout: float, sanitize: bool, as_json: bool, err: Console):
+def _bench_in(pool: EvaluatorPool, task_ref: TaskRef, source: str, candidate: Path,
+              trials: int, timeout: float, sanitize: bool, as_json: bool,
+              err: Console) -> tuple[EvalResult, Any, SandboxState]:
     """Preflight, evaluate and (optionally) sanitize one candidate in an open pool."""
     from evotui.eval import EvalRequest
 

@@ -82,7 +82,7 @@ class TaskRef:
         return [{**s, **fixed} for s in [{}, *self.meta.check_shapes]]
 
     def cpu_shape(self) -> Any:
-        """The shape chosen for the interpreter (``task_shapes.CpuShape``), computed once."""
+        """The shape chosen for the interpreter (``evotui.task.shapes.CpuShape``), computed once."""
         key = (str(self.path), self.sha256, self.overrides)
         if key not in _CPU_SHAPES:
             from evotui.task.shapes import choose_cpu_shape
