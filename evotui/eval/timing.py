@@ -89,11 +89,13 @@ class FreshCheck:
         """Slower on new values than on a repeat (a cache keyed on the values hits) or on a
         one-element change (a kernel that recomputes only what changed since the previous
         call: the timed calls see exactly such changes) beyond noise. GPU timings are steady
-        to a few %, the CPU interpreter's wall clock much less so (there the figures are the
-        fastest of the rounds, and a cache hit is ~10× faster than computing)."""
+        to a few %, the CPU interpreter's wall clock much less so: there the figures are the
+        fastest of the rounds, and a hit that still launches a copy kernel and reads a few
+        values back is only ~3.5× faster than computing (softmax sample), so the bar sits at
+        2× (a first positive is confirmed on new rounds before it counts)."""
         fast = self.same_ms if self.patch_ms is None else min(self.same_ms, self.patch_ms)
         if interpreter:
-            return self.fresh_ms > 3.0 * fast and self.fresh_ms - fast > 2.0
+            return self.fresh_ms > 2.0 * fast and self.fresh_ms - fast > 2.0
         return self.fresh_ms > 1.25 * fast and self.fresh_ms - fast > 0.005
 
     def merged(self, other: FreshCheck) -> FreshCheck:
