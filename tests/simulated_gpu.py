@@ -13,8 +13,8 @@ Prints the verdict as one JSON line. ``--graph``: timed as graph replays (the me
 under ~20 µs); ``--drop-graph-replay``: the report then loses its replay on new values.
 ``--raw``: static rules off (as ``EvaluatorPool(...,
 static_checks=False)``). ``--sets=N``: N timing seeds asked for (default 3);
-``--gpu-memory=BYTES``: the memory the worker and the judge see (``timing.gpu_memory_bytes``),
-which decides how many of those sets are timed.
+``--gpu-memory=BYTES``: the GPU's memory as the pool sees it, which decides how many of
+those sets the request names (``memory_plan.TimingSetPlanner``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 from evotui.eval import timing
 from evotui.eval.candidate_runner import CandidateRunner
 from evotui.eval.judge import Judge
+from evotui.eval.memory_plan import TimingSetPlanner
 from evotui.eval.timing import CudaTimer
 from evotui.task.model import resolve_task
 
@@ -104,8 +105,6 @@ def main(argv: list[str]) -> int:
     raw = "--raw" in argv
     options = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
     args = [a for a in argv if not a.startswith("--")]
-    if "gpu-memory" in options:
-        timing.gpu_memory_bytes = lambda device: int(options["gpu-memory"])
     mode, task = args[0], resolve_task(Path(args[1]))
     rng = random.SystemRandom()
     runner = CandidateRunner("cpu")
@@ -113,7 +112,12 @@ def main(argv: list[str]) -> int:
     runner.timer.graph = "--graph" in argv
     judge = Judge("cpu")
     scratch = Path(tempfile.mkdtemp(prefix="evotui-sim-"))
-    req = _common(task, scratch, not raw, rng, int(options.get("sets", 3)))
+    asked = int(options.get("sets", 3))
+    if "gpu-memory" in options:
+        memory = int(options["gpu-memory"])
+        asked = TimingSetPlanner(asked, 1, lambda device: memory).count(
+            task, task.shapes("cpu")[0], "cuda:0")
+    req = _common(task, scratch, not raw, rng, asked)
     if mode == "evaluate":
         cand = scratch / "candidate.py"
         shutil.copy(args[2], cand)

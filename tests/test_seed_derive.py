@@ -36,8 +36,10 @@ FAMILY = {
     "12_Square_matmul": "gemm", "13_Batched_matmul_transposed_B": "gemm",
     "14_Gemm_BiasAdd_GELU": "gemm", "15_Matmul_Scaling_ResidualAdd": "gemm",
     "18_Max_pooling_2D": "pooling", "20_GroupNorm_channels": "reduction",
+    "16_Conv2d_ReLU_BiasAdd": "convolution", "22_Conv_transposed_3D_grouped": "convolution",
+    "23_Conv1d_dilated_strided": "convolution", "24_Conv_depthwise_2D_Tanh": "convolution",
 }
-NO_TEMPLATE = {"16_Conv2d_ReLU_BiasAdd": "convolutions", "21_CrossEntropy_targets": "gathers"}
+NO_TEMPLATE = {"21_CrossEntropy_targets": "gathers"}
 
 # Run in a fresh interpreter process (TRITON_INTERPRET must be set before triton loads):
 # each derived ModelNew against Model, with the same parameters, at the CPU shape and at an

@@ -299,6 +299,25 @@ def test_help_explains():
 
 # ---- time budgets, problems at once, a Dask cluster -----------------------------------------
 
+class _SlowSeedEvaluator(FakeEvaluator):
+    """The first judgement (the seed's, which also times eager and torch.compile) takes
+    longer than the whole time budget; the others are quick."""
+
+    async def aevaluate(self, request):
+        if not self.requests:
+            await asyncio.sleep(2.0)
+        return await super().aevaluate(request)
+
+
+def test_the_time_budget_starts_once_the_seed_has_its_verdict(home, tmp_path):
+    run = open_suite(tmp_path / "suite", discover([str(SAMPLES / "add_gelu")]),
+                     SuiteSettings(Budget(None, 1.0), device="cpu"))
+    assert asyncio.run(SuiteRunner(run, _SlowSeedEvaluator(delay=0.05)).run_all())
+    (p,) = json.loads((tmp_path / "suite" / "suite.json").read_text())["problems"]
+    assert p["status"] == "accepted" and p["time_budget_reached"], p
+    assert p["evaluations"] >= 3  # children got their second after the seed's two
+
+
 def test_a_time_budget_stops_each_problem_and_says_so(home, tmp_path):
     run = open_suite(tmp_path / "suite", discover([str(SAMPLES / "add_gelu")]),
                      SuiteSettings(Budget(None, 3.0), device="cpu"))

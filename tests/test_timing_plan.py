@@ -11,7 +11,6 @@ from evotui.eval.timing import (
     extra_samples,
     robust_spread_pct,
     sample_plan,
-    timed_seeds,
     timing_set_count,
 )
 
@@ -326,19 +325,14 @@ def test_placement_differences_between_input_sets_do_not_ask_for_samples():
     assert extra_samples(times, [], per_sample_ms=1.0) > 0  # pooled, they would
 
 
-def test_timed_input_sets_fill_a_share_of_the_gpu_and_never_drop_below_three():
+def test_timed_input_sets_fill_a_share_of_the_gpu_and_shrink_to_what_fits():
     gib = 2**30
     assert timing_set_count(12, 512 * 2**20, 141 * gib) == 12  # cross-entropy on an H200
     assert timing_set_count(12, 512 * 2**20, 24 * gib) == 3  # ... on a 24 GB card
     assert timing_set_count(12, 256 * 2**20, 24 * gib) == 7
-    assert timing_set_count(12, 8 * gib, 24 * gib) == 3  # too big for any: the old 3
-    assert timing_set_count(2, 8 * gib, 24 * gib) == 2  # never more than asked
-
-
-def test_the_cpu_times_every_set_asked_for_and_a_gpu_only_what_fits(monkeypatch):
-    from evotui.eval import timing
-
-    asked = list(range(1, 13))
-    assert timed_seeds(asked, lambda: 10**12, "cpu") == asked
-    monkeypatch.setattr(timing, "gpu_memory_bytes", lambda device: 100 * 2**30)
-    assert timed_seeds(asked, lambda: 2**30, "cuda:0") == asked[:8]  # 8 % of 100 GiB
+    assert timing_set_count(12, 2 * gib, 24 * gib) == 3  # three fit in a quarter
+    assert timing_set_count(12, 8 * gib, 24 * gib) == 1  # three would not: one
+    # KernelBench's element-wise shapes (4096 x 393216 fp32, in and out) on an H200
+    assert timing_set_count(12, 2 * 4096 * 393216 * 4, 140 * gib) == 2
+    assert timing_set_count(2, 1, 24 * gib) == 2  # never more than asked
+    assert timing_set_count(12, 100 * gib, 24 * gib) == 1  # never fewer than one

@@ -25,7 +25,6 @@ from evotui.eval.op_policy import OpPolicy
 from evotui.eval.perturb import graph_check_seed, write_quietly
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import TimedCalls, ValueRounds, as_outputs
-from evotui.eval.timing import set_bytes, timed_seeds
 from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
@@ -105,13 +104,10 @@ class CandidateRunner:
 
     def _timing_inputs(self, req: dict[str, Any], task: types.ModuleType,
                        shape: dict[str, Any]) -> tuple[list[int], list[list[Any]]]:
-        """The timed input sets and their seeds: of the seeds asked for, as many as fit
-        (``timing_set_count``; the judge expects exactly those)."""
+        """The timed input sets and their seeds: those the request names (the pool chose how
+        many fit on the device: ``timing.timing_set_count``); the judge expects exactly those."""
         seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
-        first = self._to_device(make_inputs(task, shape, seeds[0], self.device))
-        seeds = timed_seeds(seeds, lambda: set_bytes(first), self.device)
-        rest = [self._to_device(make_inputs(task, shape, s, self.device)) for s in seeds[1:]]
-        return seeds, [first, *rest]
+        return seeds, [self._to_device(make_inputs(task, shape, s, self.device)) for s in seeds]
 
     def _call(self, model: Any, inputs: list[Any], policy: OpPolicy | None) -> tuple[list[Any], int]:
         torch = self.torch

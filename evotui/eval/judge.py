@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from evotui.core import reasons
+from evotui.eval.compare import compare_float, describe_worst
 from evotui.eval.digest import fingerprint
 from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
-from evotui.eval.timing import FreshCheck, peak_bytes_per_s, set_bytes, timed_seeds
+from evotui.eval.timing import FreshCheck, peak_bytes_per_s
 from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
 
 
@@ -44,7 +45,6 @@ class Judge:
         self.models: dict[tuple[str, str, int], Any] = {}
         self.baseline_cache: dict[str, dict[str, Any]] = {}
         self.copy_ms: dict[int, float] = {}  # bytes moved -> a plain copy's time
-        self.input_set_bytes: dict[tuple[str, str], int] = {}  # (task, shape) -> one input set's bytes
         self.facts: dict[str, Any] | None = None
         self.blobs: list[str | None] = []  # where the report being judged left its bytes
         self.digest_key: int | None = None  # the key its inputs' fingerprints were made with
@@ -89,26 +89,11 @@ class Judge:
         outs = list(out) if isinstance(out, tuple | list) else [out]
         return inputs, outs
 
-    def _timed_seeds(self, req: dict[str, Any]) -> list[int]:
-        """The input sets the worker had to time: as many of those asked for as fit on this
-        GPU (``timing.timed_seeds``, which the worker applies too)."""
-        key, task = self._task(req["task"], req.get("task_sha256"))
-        shape = req["shapes"][0]
-        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
-
-        def first_set_bytes() -> int:
-            if (key, repr(shape)) not in self.input_set_bytes:
-                inputs = make_inputs(task, shape, seeds[0], self.device)
-                self.input_set_bytes[(key, repr(shape))] = set_bytes(inputs)
-            return self.input_set_bytes[(key, repr(shape))]
-
-        return timed_seeds(seeds, first_set_bytes, self.device)
-
     # -- comparisons -----------------------------------------------------------------------
     def _tolerance(self, req: dict[str, Any], dtype: str) -> tuple[float, float]:
         from evotui.dialects import get_backend
 
-        atol, rtol = get_backend("triton").tolerances(dtype)
+        atol, rtol = get_backend(req.get("dialect") or "triton").tolerances(dtype)
         if req.get("atol") is not None:
             atol = float(req["atol"])
         if req.get("rtol") is not None:
@@ -143,34 +128,22 @@ class Judge:
         return worst
 
     def _compare_float(self, req, got, ref, label, mismatch_reason, worst) -> None:
-        torch = self.torch
         atol, rtol = self._tolerance(req, str(ref.dtype))
-        ref_finite = torch.isfinite(ref)
-        bad = ~torch.isfinite(got) & ref_finite
-        if bool(bad.any()):
-            poisoned = (as_bits(got)[bad] == -1).float().mean().item() > 0.5
-            n = int(bad.sum())
-            if poisoned:
+        c = compare_float(self.torch, got, ref, atol, rtol)
+        if c.nonfinite:
+            if 2 * c.unwritten > c.nonfinite:
                 raise Reject(reasons.UNWRITTEN_OUTPUT,
-                             f"{label}: {n} of {got.numel()} elements were never written")
-            raise Reject(reasons.NAN_INF, f"{label}: {n} of {got.numel()} elements are NaN or Inf")
-        g, r = got.double(), ref.double()
-        diff = (g - r).abs()
-        diff = torch.where(ref_finite, diff, torch.zeros_like(diff))
-        limit = atol + rtol * r.abs()
-        over = diff > torch.where(ref_finite, limit, torch.full_like(limit, float("inf")))
-        max_abs = float(diff.max()) if diff.numel() else 0.0
-        rel = diff / r.abs().clamp_min(1e-12)
-        max_rel = float(torch.where(ref_finite, rel, torch.zeros_like(rel)).max()) if rel.numel() else 0.0
-        worst["max_abs_err"] = max(worst["max_abs_err"], max_abs)
-        worst["max_rel_err"] = max(worst["max_rel_err"], max_rel)
-        if bool(over.any()):
-            n = int(over.sum())
+                             f"{label}: {c.nonfinite} of {c.elements} elements were never written")
+            raise Reject(reasons.NAN_INF,
+                         f"{label}: {c.nonfinite} of {c.elements} elements are NaN or Inf")
+        worst["max_abs_err"] = max(worst["max_abs_err"], c.max_abs_err)
+        worst["max_rel_err"] = max(worst["max_rel_err"], c.max_rel_err)
+        if c.beyond:
             raise Reject(mismatch_reason,
-                         f"{label}: {n} of {got.numel()} elements beyond tolerance "
-                         f"(max abs err {max_abs:.3g}, atol {atol:g}, rtol {rtol:g}); worst: "
-                         + _worst_elements(torch, g, r, torch.where(over, diff - limit, -1.0)),
-                         {"max_abs_err": max_abs, "bad_elements": n})
+                         f"{label}: {c.beyond} of {c.elements} elements beyond tolerance "
+                         f"(max abs err {c.max_abs_err:.3g}, atol {atol:g}, rtol {rtol:g}); worst: "
+                         + describe_worst(got, ref, c.worst),
+                         {"max_abs_err": c.max_abs_err, "bad_elements": c.beyond})
 
     def _check_inputs(self, metas: list[dict[str, Any]], pristine: list[Any], what: str) -> None:
         torch = self.torch
@@ -218,6 +191,13 @@ class Judge:
                 raise Reject(reasons.OUT_OF_BOUNDS, f"{what}: {damage}")
 
     # -- the verdict -----------------------------------------------------------------------
+    def release_memory(self) -> None:
+        """Hand the GPU memory cached by this process back to the device after each request:
+        the judge lives as long as the pool, beside candidates that need the memory (it held
+        79 GB of an H200 after one big problem, and the next problem's candidate ran out)."""
+        if self.device.type == "cuda":
+            self.torch.cuda.empty_cache()
+
     def judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         self.blobs = _blob_paths(report)
         self.digest_key = report.get("digest_key")
@@ -237,7 +217,7 @@ class Judge:
         if report["policy"]:
             ops = ", ".join(f"{op} ×{n}" for op, n in sorted(report["policy"].items()))
             raise Reject(reasons.TORCH_FALLBACK, f"forward computes with torch: {ops}")
-        _check_report_answers_request(req, report, self._timed_seeds(req))
+        _check_report_answers_request(req, report, list(req.get("timing_seeds") or [req["timing_seed"]]))
         details: dict[str, Any] = {"max_abs_err": 0.0, "max_rel_err": 0.0}
         for i, trial in enumerate(report["trials"]):
             if trial["launches"] == 0:
@@ -422,6 +402,7 @@ class Judge:
                 "arch": f"sm_{props.major}{props.minor}",
                 "sms": props.multi_processor_count,
                 "l2_bytes": int(getattr(props, "L2_cache_size", 0)),
+                "memory_bytes": int(props.total_memory),
                 "copy_bytes_per_s": measure_copy_bandwidth(self.device),
                 "matmul_flops_per_s": measure_matmul_rate(self.device),
             }
@@ -503,21 +484,3 @@ def _blob_paths(report: dict[str, Any]) -> list[str | None]:
     if not isinstance(blobs, list):
         return []
     return [b if isinstance(b, str) else None for b in blobs]
-
-
-def _worst_elements(torch: Any, got: Any, ref: Any, excess: Any, k: int = 3) -> str:
-    """The ``k`` elements furthest beyond tolerance, with their indices: what a model needs
-    to see where its kernel goes wrong (an edge, a stride, one row)."""
-    flat = excess.flatten()
-    top = torch.topk(flat, min(k, flat.numel())).indices.tolist()
-    shape = tuple(got.shape)
-    items = []
-    for i in top:
-        index, rest = [], int(i)
-        for size in reversed(shape):
-            index.append(rest % size)
-            rest //= size
-        where = ", ".join(map(str, reversed(index)))
-        items.append(f"[{where}] got {float(got.flatten()[i]):.6g}, "
-                     f"expected {float(ref.flatten()[i]):.6g}")
-    return "; ".join(items)

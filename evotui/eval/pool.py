@@ -21,6 +21,7 @@ from typing import Any
 
 from evotui.core import reasons
 from evotui.eval import protocol
+from evotui.eval.memory_plan import TimingSetPlanner
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.eval.sandbox import Isolation
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
@@ -153,6 +154,7 @@ class EvaluatorPool:
         self.device_names: dict[str, str] = {}
         self._arch: str | None = None  # compile target of the parent's NVRTC check
         self._closed = False
+        self._sets = TimingSetPlanner(self.timing_sets, self.per_device, self._memory_of)
 
     @property
     def is_cpu(self) -> bool:
@@ -203,6 +205,15 @@ class EvaluatorPool:
         finally:
             self._free.put(lane)
 
+    def _memory_of(self, device: str) -> int | None:
+        """The memory of the GPU ``device`` (a lane label), as its judge reports it."""
+        lane = next(lane for lane in self.lanes if lane.label == device)
+        with lane.gate:
+            if not lane.judge.alive:
+                lane.judge.start()
+            facts = lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts") or {}
+        return facts.get("memory_bytes")
+
     async def acompare(self, task: TaskRef, incumbent: str, challenger: str,
                        timeout_s: float = 300.0) -> ABResult | None:
         return await asyncio.to_thread(self.compare, task, incumbent, challenger, timeout_s)
@@ -234,7 +245,8 @@ class EvaluatorPool:
         req = {**self._task_fields(task), "candidates": paths, "scratch": str(lane.scratch),
                "shapes": task.shapes("cuda"), "init_seed": self._rng.randrange(1, 2**62),
                "timing_seed": self._rng.randrange(1, 2**62),
-               "timing_seeds": [self._rng.randrange(1, 2**62) for _ in range(self.timing_sets)],
+               "timing_seeds": [self._rng.randrange(1, 2**62) for _ in
+                                range(self._sets.count(task, task.shapes("cuda")[0], lane.label))],
                "recheck_seed": self._rng.randrange(1, 2**62)}
         try:
             with _Gate(lane) as gate:
@@ -352,7 +364,7 @@ class EvaluatorPool:
             **self._task_fields(task), "candidate": str(cand_file), "scratch": str(lane.scratch),
             "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
             "timing_seed": seed(), "slow_cutoff_ms": request.slow_cutoff_ms,
-            "timing_seeds": [seed() for _ in range(1 if lane.device == "cpu" else self.timing_sets)],
+            "timing_seeds": [seed() for _ in range(self._sets.count(task, shapes[0], lane.label))],
             "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "ghost_shape": 1 if len(shapes) > 1 else 0,
             "dialect": dialect,  # the judge checks the CUDA dialect's guard bands

@@ -155,38 +155,21 @@ def extra_samples(times: list[float], labels: list[int], per_sample_ms: float, *
 # 0.64-0.72 % between runs in new processes, with 12 sets 0.12 % (add_gelu 0.72 -> 0.37 %;
 # H200). 12 of cross-entropy's ~0.5 GB sets are 6 GB, 4 % of an H200.
 TIMING_SETS_MEMORY_SHARE = 0.08
-MIN_TIMING_SETS = 3  # what every GPU times, whatever the memory
+MIN_TIMING_SETS = 3  # what a GPU times where they fit in MIN_SETS_MEMORY_SHARE
+MIN_SETS_MEMORY_SHARE = 0.25
 
 
 def timing_set_count(asked: int, set_bytes: int, device_bytes: int) -> int:
-    """How many of the ``asked`` input sets a GPU evaluation times: as many as fit in
-    ``TIMING_SETS_MEMORY_SHARE`` of the device, and at least ``MIN_TIMING_SETS`` (or
-    ``asked``, if fewer).
-    The worker and the judge both apply it: the judge expects exactly that many."""
-    fit = int(TIMING_SETS_MEMORY_SHARE * device_bytes) // max(set_bytes, 1)
-    return max(min(asked, MIN_TIMING_SETS), min(asked, fit))
-
-
-def set_bytes(values: list[Any]) -> int:
-    """Bytes of the tensors in one input set."""
-    return sum(v.numel() * v.element_size() for v in values if hasattr(v, "element_size"))
-
-
-def gpu_memory_bytes(device: Any) -> int | None:
-    """The GPU's memory in bytes; None for the CPU."""
-    import torch
-
-    device = torch.device(device)
-    return torch.cuda.get_device_properties(device).total_memory if device.type == "cuda" else None
-
-
-def timed_seeds(seeds: list[int], first_set_bytes: Callable[[], int], device: Any) -> list[int]:
-    """The seeds of the input sets to time on ``device``: of ``seeds``, as many as fit
-    (``timing_set_count``). ``first_set_bytes`` is asked only when the count could shrink."""
-    memory = gpu_memory_bytes(device)
-    if memory is None or len(seeds) <= MIN_TIMING_SETS:
-        return seeds
-    return seeds[:timing_set_count(len(seeds), first_set_bytes(), memory)]
+    """How many of the ``asked`` input sets a GPU evaluation times, ``set_bytes`` being one
+    set's inputs and outputs: as many as fit in ``TIMING_SETS_MEMORY_SHARE`` of the device;
+    at least ``MIN_TIMING_SETS`` where those fit in ``MIN_SETS_MEMORY_SHARE``; never fewer
+    than one. (KernelBench's element-wise shapes are 12.8 GB a set: 2 on an H200.)
+    The pool decides it; the worker times exactly those sets and the judge checks them."""
+    per_set = max(set_bytes, 1)
+    count = min(asked, int(TIMING_SETS_MEMORY_SHARE * device_bytes) // per_set)
+    if count < MIN_TIMING_SETS:
+        count = max(count, min(asked, MIN_TIMING_SETS, int(MIN_SETS_MEMORY_SHARE * device_bytes) // per_set))
+    return max(1, count)
 
 
 def robust_spread_pct(values: list[float]) -> float:

@@ -203,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                      "traceback": traceback.format_exc()[-4000:]}
         sys.stdout.flush()
         protocol.send(conn, reply)
+        if args.role == "judge":
+            server.release_memory()
     cache = getattr(server, "trusted_cache", None)
     if cache is not None:
         import shutil

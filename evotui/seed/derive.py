@@ -1,7 +1,7 @@
 """A seed candidate derived from a task's reference ``Model``, for runs without a model:
-trace it at a small shape, pick the template family that fits (matrix product with an
-epilogue, row reduction / norm / softmax, element-wise chain) and fill it in. What cannot
-be derived gives one line saying why."""
+trace it at a small shape, pick the template family that fits (matrix product or
+convolution with an epilogue, row reduction / norm / softmax, pooling, scan, element-wise
+chain) and fill it in. What cannot be derived gives one line saying why."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.seed import elementwise, gemm, pool, reduction, scan, stages
+from evotui.seed import conv, elementwise, gemm, pool, reduction, scan, stages
 from evotui.seed.common import assemble, init_source
 from evotui.seed.graph import Graph, NotDerivable
 from evotui.seed.trace import build_graph
 
-FAMILIES = (("gemm", gemm), ("reduction", reduction), ("pooling", pool), ("scan", scan),
+FAMILIES = (("gemm", gemm), ("convolution", conv), ("reduction", reduction), ("pooling", pool), ("scan", scan),
             ("elementwise", elementwise))
 
 

@@ -14,7 +14,7 @@ from evotui.seed.common import Parts, Tunable, is_external
 from evotui.seed.graph import Graph, Node, NotDerivable
 
 MAX_STAGES = 5
-_COMPUTED = ("ew", "reduce", "mm", "pool", "scan")
+_COMPUTED = ("ew", "reduce", "mm", "conv", "pool", "scan")
 _MAX_ATTEMPTS = 400
 
 

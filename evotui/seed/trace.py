@@ -27,7 +27,7 @@ _IDENTITY = {"clone", "alias", "detach", "lift_fresh_copy", "contiguous", "dropo
 _VIEWS = {"view", "_unsafe_view", "reshape", "permute", "t", "transpose", "unsqueeze",
           "squeeze", "expand", "flatten", "unflatten"}
 _NO_TEMPLATE = {
-    "convolution": "convolutions", "convolution_backward": "convolutions",
+    "convolution_backward": "convolutions",
     "adaptive_avg_pool2d": "adaptive pooling",
     "_adaptive_avg_pool2d": "adaptive pooling",
     "gather": "gathers", "index": "indexing", "scatter": "scatters", "embedding": "embeddings",
@@ -475,6 +475,19 @@ class _Translator:
                 y = self.ew(op, y, self.raw_view(p, f"{{x}}.reshape({groups}, -1, 1)",
                                                  (groups, c // groups, 1)))
         return (self.raw_view(y, "{x}.reshape({ref}.shape)", tuple(x.shape), ref=x), None, None)
+
+    def op_convolution(self, a: list, kw: dict, val: Any) -> Node:
+        x, w, bias, stride, padding, dilation, transposed, output_padding, groups = a[:9]
+        conv = self.add("conv", "conv", (x, w), like=val, stride=list(stride),
+                        padding=list(padding), dilation=list(dilation),
+                        transposed=bool(transposed), output_padding=list(output_padding),
+                        groups=int(groups))
+        if bias is None:
+            return conv
+        d = len(val.shape) - 2
+        per_channel = self.raw_view(bias, "{x}.view(-1" + ", 1" * d + ")",
+                                    (val.shape[1],) + (1,) * d)
+        return self.ew("add", conv, per_channel, like=val)
 
     def op_mm(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("mm", "mm", (a[0], a[1]), like=val)

@@ -213,7 +213,7 @@ class SuiteRunner:
             self.on_progress(Progress("note", r, text=note))
         if jobs > 1:  # a share of the lanes each, so that no problem waits on the others
             engine.config.concurrency = max(1, len(self.evaluator.lanes) // jobs) + 1
-        timer = self._arm_time_budget(r, engine)
+        timer = asyncio.create_task(self._time_budget(r, engine, resume))
         ticker = asyncio.create_task(self._tick(r, engine))
         self._engines[r.name] = engine
         try:
@@ -223,8 +223,7 @@ class SuiteRunner:
         finally:
             self._engines.pop(r.name, None)
             ticker.cancel()
-            if timer is not None:
-                timer.cancel()
+            timer.cancel()
             await session.aclose()
         _fill_from_report(r, result.report)
         if self.stopping and not r.time_budget_reached and result.outcome == "stopped":
@@ -239,17 +238,20 @@ class SuiteRunner:
         await self._save()
         self.on_progress(Progress("end", r))
 
-    def _arm_time_budget(self, r: ProblemResult, engine: Any) -> asyncio.TimerHandle | None:
+    async def _time_budget(self, r: ProblemResult, engine: Any, resumed: bool) -> None:
+        """Stop the problem's run once its time budget is spent. The clock starts when the
+        seed has its verdict: its first judgement also times eager PyTorch and torch.compile
+        (a minute and more for a big problem), which a short budget would otherwise cut
+        before any kernel was judged. A resumed run counts the time it spent before."""
         seconds = self.run.settings.budget.seconds
         if seconds is None:
-            return None
-
-        def expire() -> None:
+            return
+        with contextlib.suppress(asyncio.CancelledError):
+            while engine.best is None:  # a rejected seed ends the run, and this task
+                await asyncio.sleep(0.25)
+            await asyncio.sleep(max(0.0, seconds - engine.elapsed() if resumed else seconds))
             r.time_budget_reached = True
             engine.stop(STOP_GRACE_S)
-
-        left = seconds - engine.elapsed()  # a resumed run has spent some already
-        return asyncio.get_running_loop().call_later(max(0.0, left), expire)
 
     async def _tick(self, r: ProblemResult, engine: Any) -> None:
         with contextlib.suppress(asyncio.CancelledError):
