@@ -106,7 +106,7 @@ def test_new_best_needs_to_beat_the_noise_margin(softmax):
     events = collect(engine)
     run(engine)
     bests = [e.id for e in events if isinstance(e, CandidateEvaluated) and e.new_best]
-    seed_id = engine.seed_id
+    seed_id = engine.state.seed_id
     # 0.995: within 1 %; 0.97: a gain; 0.965 vs 0.97 with spread 1.5 %: noise; 0.90: a gain
     assert bests[0] == seed_id and len(bests) == 3
     assert engine.best.time_ms == 0.90
@@ -156,7 +156,7 @@ def test_interpreter_times_rank_but_are_never_speedups(softmax):
     assert {r.slow_cutoff_ms for r in evaluator.requests} == {None}  # wall times: no cutoff
     assert report["interpreter"] and "gpu_seconds" not in report
     assert report["best"]["speedup_vs_seed"] is None and report["best"]["speedup_eager"] is None
-    assert report["best"]["id"] != engine.seed_id
+    assert report["best"]["id"] != engine.state.seed_id
 
 
 def test_rejected_seed_stops_the_run_with_a_clear_error(softmax, tmp_path):
@@ -227,7 +227,7 @@ def test_commands_pause_hint_pin_stop(softmax):
         await asyncio.sleep(0.1)
         assert engine.evaluated == frozen  # nothing new starts while paused
         engine.send(Hint("try exp2", uses=1))
-        engine.send(PinParent(engine.seed_id))
+        engine.send(PinParent(engine.state.seed_id))
         engine.send(AcceptAdvice("a1"))  # no memory attached: a warning, not a crash
         engine.resume()
         n = len(mut.requests)
@@ -241,7 +241,7 @@ def test_commands_pause_hint_pin_stop(softmax):
     assert result.outcome == "stopped"
     first_after = mut.requests[n]
     assert first_after.context.hints == ["try exp2"]
-    assert first_after.parent.id == engine.seed_id
+    assert first_after.parent.id == engine.state.seed_id
     assert mut.requests[n + 1].context.hints == []  # the hint was for one use
     statuses = [e.message for e in events if isinstance(e, Status)]
     assert any("paused" in s for s in statuses) and any("resumed" in s for s in statuses)
@@ -294,13 +294,12 @@ def test_checkpoint_resume_continues_the_same_run(add_gelu_task, tmp_path):
     assert ck["evaluated"] == 6 and ck["rng"][0] == 3
     n_events = len((out / "events.jsonl").read_text().splitlines())
 
-    second = Engine(add_gelu_task, FakeEvaluator(), ParamMutatorAdapter(),
+    ev = FakeEvaluator()
+    second = Engine(add_gelu_task, ev, ParamMutatorAdapter(),
                     EngineConfig.from_dict({**ck["config"], "iterations": 10}),
                     run_dir=RunDir(out, resume=True), checkpoint=ck)
-    assert second.evaluated == 6 and second.hints == [["keep it simple", None]]
-    assert second.rng.getstate() == first.rng.getstate()
-    ev = FakeEvaluator()
-    second.evaluator = ev
+    assert second.evaluated == 6 and second.state.hints == [["keep it simple", None]]
+    assert second.state.rng.getstate() == first.state.rng.getstate()
     result = run(second)
     assert result.outcome == "completed" and second.evaluated == 10
     assert len(ev.requests) == 4  # no seed again, only the 4 new children

@@ -129,7 +129,7 @@ def test_advice_is_found_by_what_a_file_named_task_computes(cpu_pool, tmp_path):
     with FakeOllama(default=lambda req: "No code from me.") as fake:
         engine = run_engine(path, cpu_pool, fake, memory=MemoryHook(store, k=3))
         user = chats(fake)[0]["messages"][-1]["content"]
-    assert engine.facts.family == "elementwise" and engine.facts.ops == ("relu",)
+    assert engine.run_task.facts.family == "elementwise" and engine.run_task.facts.ops == ("relu",)
     assert "# Advice" in user and ELEMENTWISE_TIP in user
 
 

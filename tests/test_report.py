@@ -56,7 +56,7 @@ def test_a_model_that_only_repeats_itself_ends_the_run_cleanly_with_the_best(sof
     assert "the model stopped giving new programs" in result.message
     assert f"the best, {result.best_id}, is kept" in result.message
     assert f"({DUPLICATE})" in result.message
-    assert result.report["best"]["id"] == result.best_id != engine.seed_id
+    assert result.report["best"]["id"] == result.best_id != engine.state.seed_id
 
 
 def test_a_server_that_is_down_is_still_a_failure(softmax_task):

@@ -99,7 +99,7 @@ def prepare_library(home: Path, user: Path, fresh: bool) -> dict[str, Any]:
 def record_of(engine: Engine, arm: str, seed: int) -> RunRecord:
     """The run's best-so-far curve over evaluated children (in the order verdicts came)."""
     pop = engine.population
-    seed_c = pop.get(engine.seed_id) if engine.seed_id and engine.seed_id in pop else None
+    seed_c = pop.get(engine.state.seed_id) if engine.state.seed_id and engine.state.seed_id in pop else None
     best = seed_c.time_ms if seed_c is not None and seed_c.status == "accepted" else None
     best_c = seed_c if best is not None else None
     curve: list[float | None] = [best]

@@ -21,9 +21,7 @@ verdict), ``state`` (recording it) and ``checkpoints`` (the run directory for a 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import random
 import re
 import time
 import traceback
@@ -31,11 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evotui.engine import distillation
 from evotui.engine import events as ev
 from evotui.engine import report as reporting
 from evotui.engine.advice import AdviceLink
 from evotui.engine.bootstrap import SeedWriter, can_write_seed
 from evotui.engine.checkpoints import Checkpoints, restore
+from evotui.engine.context import RunTask
 from evotui.engine.evaluating import EvalStep
 from evotui.engine.hooks import Evaluator, MemoryHook
 from evotui.engine.inflight import InFlight
@@ -46,7 +46,6 @@ from evotui.engine.proposing import Proposer
 from evotui.engine.rundir import RunDir
 from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.subscribers import Subscriber
-from evotui.engine.task_facts import TaskFacts, describe_task
 from evotui.eval.results import EvalResult
 from evotui.task.model import TaskRef
 
@@ -81,7 +80,7 @@ class Engine:
         if checkpoint is None and not seed_source and not can_write_seed(mutator):
             raise ValueError("a new run needs a seed candidate's source, or a model to write one")
         self.task = task
-        self.task_source = task.source()
+        self.run_task = RunTask.of(task, evaluator.is_cpu)  # source and facts, for prompts
         self.evaluator = evaluator
         self.mutator = mutator
         self.config = config or EngineConfig()
@@ -100,12 +99,16 @@ class Engine:
         self.state = RunState.new(self.config)  # checks the config, resumed or not
         if checkpoint is not None:
             self.state = restore(checkpoint, self.config, mutator, run_dir)
-        self._inflight = InFlight()
-        self._checkpoints = Checkpoints()
-        self._advice = AdviceLink(self, self._emit)
+        self.inflight = InFlight()  # slots, pause and stop
+        self._checkpoints = Checkpoints(self.state, mutator, task.path, run_dir, self.run_info,
+                                        self.elapsed)
+        self._advice = AdviceLink(memory, self.config.memory_k, self.run_task,
+                                  evaluator.is_cpu, self._emit)
         self._last_failure: str | None = None  # the kind of the latest failed mutation
-        self._proposer = Proposer(self, self._emit, self._mutator_gave_up)
-        self._eval = EvalStep(self, self._emit, self._finish)
+        self._proposer = Proposer(mutator, self.run_task, self.config, self.state, self._emit,
+                                  self._mutator_gave_up)
+        self._eval = EvalStep(evaluator, task, self.config, self.state, self._emit,
+                              self._finish)
 
     # ---- public API ------------------------------------------------------------------------
     def subscribe(self, fn: Callable[[ev.Event], Any]) -> Callable[[], None]:
@@ -146,7 +149,7 @@ class Engine:
     def stop(self, grace_s: float = 10.0) -> None:
         self.send(ev.Stop(grace_s))
 
-    # ---- read-only views of the run's state (``self.state``) --------------------------------
+    # ---- what the app reads (the rest is in ``self.state`` and ``self.inflight``) -----------
     @property
     def population(self) -> Population:
         return self.state.population
@@ -156,71 +159,40 @@ class Engine:
         return self.state.evaluated
 
     @property
-    def generation(self) -> int:
-        return self.state.generation
-
-    @property
-    def seed_id(self) -> str | None:
-        return self.state.seed_id
-
-    @property
-    def best_id(self) -> str | None:
-        return self.state.best_id
-
-    @property
     def best(self) -> Candidate | None:
         return self.state.best
-
-    @property
-    def hints(self) -> list[list[Any]]:
-        return self.state.hints
-
-    @property
-    def rng(self) -> random.Random:
-        return self.state.rng
 
     @property
     def outcome(self) -> str | None:
         return self.state.outcome
 
     @property
-    def outcome_message(self) -> str:
-        return self.state.outcome_message
-
-    @property
-    def eval_seconds(self) -> float:
-        return self.state.eval_seconds
-
-    @property
     def paused(self) -> bool:
-        return self._inflight.paused
+        return self.inflight.paused
 
     @property
     def in_flight(self) -> int:
-        return self._inflight.reserved
-
-    @functools.cached_property
-    def facts(self) -> TaskFacts:
-        """What the judge checks and what the reference computes, for prompts and advice."""
-        return describe_task(self.task, "cpu" if self.evaluator.is_cpu else "cuda")
+        return self.inflight.reserved
 
     def elapsed(self) -> float:
         now = time.monotonic() - self._started if self._started is not None else 0.0
         return self.state.elapsed_before + now
 
     def evals_per_minute(self) -> float:
-        minutes = self.elapsed() / 60
-        return round(self.evaluated / minutes, 2) if minutes > 0 else 0.0
-
-    def account(self) -> dict[str, Any]:
-        return self.mutator.account.as_dict()
+        return reporting.evals_per_minute(self.state.evaluated, self.elapsed())
 
     def report(self) -> dict[str, Any]:
-        return reporting.build_report(self)
+        ev_ = self.evaluator
+        return reporting.build_report(self.state, reporting.RunFigures(
+            task=self.task, devices=tuple(ev_.devices), interpreter=ev_.is_cpu,
+            gpu=self.device_info, mutator=self.mutator.name, model=self.mutator.model,
+            llm=self.mutator.account.as_dict(), config=self.config,
+            run_dir=self.run_dir.path if self.run_dir else None, elapsed=self.elapsed(),
+            advice=self.advice_report))
 
     def checkpoint_data(self) -> dict[str, Any]:
         """A consistent snapshot: candidates in flight are left out (a resume redoes them)."""
-        return self._checkpoints.snapshot(self)
+        return self._checkpoints.snapshot()
 
     async def run(self) -> RunResult:
         """Run until ``config.iterations`` children are evaluated, a Stop, exhaustion of the
@@ -240,12 +212,11 @@ class Engine:
                 resumed=self.resumed, evaluated=self.evaluated,
                 device_name=str(self.device_info.get("name", "")),
                 arch=self.device_info.get("arch")))
-            await asyncio.to_thread(lambda: self.facts)  # the task traced once, off the loop
-            if self.seed_id is None and self._seed_source is None:  # the model writes it
-                await self._inflight.tracked(SeedWriter(self, self._emit, self._finish).run(),
-                                             "mutate")
-            elif self.seed_id is None:
-                await self._inflight.tracked(self._evaluate_seed(), "evaluate")
+            await asyncio.to_thread(lambda: self.run_task.facts)  # traced once, off the loop
+            if self.state.seed_id is None and self._seed_source is None:  # the model writes it
+                await self.inflight.tracked(self._seed_writer().run(), "mutate")
+            elif self.state.seed_id is None:
+                await self.inflight.tracked(self._evaluate_seed(), "evaluate")
             if self.outcome is None and self.evaluated < self.config.iterations:
                 await self._run_slots()
                 if self.evaluated % self._generation_size():
@@ -258,19 +229,20 @@ class Engine:
             self._finish("failed", f"engine error: {type(e).__name__}: {e}")
         finally:
             self._finish("stopped", f"interrupted after {self.evaluated} evaluated children")
-            await self._inflight.cancel_all()
+            await self.inflight.cancel_all()
             if self.outcome == "stopped":  # evaluations in flight at the stop count too
                 self.state.outcome_message = re.sub(
                     r"after \d+ evaluated", f"after {self.evaluated} evaluated",
                     self.state.outcome_message)
             await self._distill()  # the inbox still runs: a Stop cuts it short
             inbox.cancel()
-            report = await self._checkpoints.write_final(self, self._emit)
+            report = self.report()
+            await self._checkpoints.write_final(report, self._emit)
             for sub in self._subscribers:
                 await sub.close()
             await self.mutator.aclose()
-        return RunResult(self.outcome or "stopped", self.outcome_message, self.evaluated,
-                         self.best_id, report)
+        return RunResult(self.outcome or "stopped", self.state.outcome_message, self.evaluated,
+                         self.state.best_id, report)
 
     # ---- events and commands ---------------------------------------------------------------
     def _emit(self, event: ev.Event) -> None:
@@ -294,11 +266,11 @@ class Engine:
     def _apply(self, cmd: ev.Command) -> None:
         if isinstance(cmd, ev.Pause):
             if not self.paused:
-                self._inflight.pause()
+                self.inflight.pause()
                 self._status(f"paused ({self.in_flight} in flight finish first)")
         elif isinstance(cmd, ev.Resume):
             if self.paused:
-                self._inflight.resume()
+                self.inflight.resume()
                 self._status("resumed")
         elif isinstance(cmd, ev.Stop):
             self._request_stop(cmd.grace_s)
@@ -318,19 +290,19 @@ class Engine:
             self._status(f"unknown command {cmd!r}", "warning")
 
     def _request_stop(self, grace_s: float) -> None:
-        if self._inflight.stopping and self.outcome == "stopped":  # a second Stop: now
-            self._inflight.cancel()
+        if self.inflight.stopping and self.outcome == "stopped":  # a second Stop: now
+            self.inflight.cancel()
             return
         self._finish("stopped", f"stopped on request after {self.evaluated} evaluated children")
         self._status(f"stopping: {self.in_flight} in flight get {grace_s:g} s to finish")
-        self._inflight.cancel(spare_evaluations=grace_s > 0)
+        self.inflight.cancel(spare_evaluations=grace_s > 0)
         if grace_s > 0 and self._loop is not None:
-            self._loop.call_later(grace_s, self._inflight.cancel)
+            self._loop.call_later(grace_s, self.inflight.cancel)
 
     def _finish(self, outcome: str, message: str) -> None:
         """Record why the run ends (the first reason wins) and stop starting iterations."""
         self.state.finish(outcome, message)
-        self._inflight.stop_starting()
+        self.inflight.stop_starting()
 
     def _mutator_gave_up(self, outcome: str, message: str) -> None:
         """Too many failed mutations in a row. A model that keeps repeating itself or answering
@@ -348,13 +320,13 @@ class Engine:
     async def _run_slots(self) -> None:
         n = self.config.concurrency or len(self.evaluator.lanes) + (
             1 if self.mutator.name == "param" else 2)
-        await self._inflight.run_slots(max(1, n), self._iteration,
+        await self.inflight.run_slots(max(1, n), self._iteration,
                                        lambda: self.config.iterations - self.evaluated)
 
     async def _iteration(self) -> None:
-        self._inflight.set_phase("mutate")
+        self.inflight.set_phase("mutate")
         cid = self.population.new_id()
-        parent = self.population.select_parent(self.rng)
+        parent = self.population.select_parent(self.state.rng)
         advice = await self._advice.retrieve(cid, parent, self.mutator.name == "param")
         mutation, parent = await self._proposer.propose(cid, parent, advice.block,
                                                         self.state.take_hints(), advice.items)
@@ -375,7 +347,7 @@ class Engine:
             mutator=child.mutator, model=child.model, description=child.description,
             diff=diff_text(parent.source, child.source, parent.id, cid),
             advice_ids=tuple(child.advice_ids), parent_origin=parent.copy_of or parent.id))
-        self._inflight.set_phase("evaluate")
+        self.inflight.set_phase("evaluate")
         result = await self._eval.evaluate(child)
         improved = self._record(child, parent, result)
         generation_ends = self.evaluated % self._generation_size() == 0
@@ -402,7 +374,13 @@ class Engine:
             self._status(msg, "error")
             self._finish("failed", msg)
             return
-        await self._checkpoints.write(self)
+        await self._checkpoints.write()
+
+    def _seed_writer(self) -> SeedWriter:
+        return SeedWriter(self.mutator, self.run_task, self.config, self.state, self.run_dir,
+                          advice=self._advice, evaluator=self._eval, inflight=self.inflight,
+                          record=self._record, save=self._checkpoints.write, emit=self._emit,
+                          finish=self._finish)
 
     def _record(self, c: Candidate, parent: Candidate | None, r: EvalResult) -> bool:
         """Store a verdict and announce it; returns whether the child beat its parent."""
@@ -417,17 +395,17 @@ class Engine:
 
     async def _end_generation(self) -> None:
         self.state.generation += 1
-        migrants = self.population.maybe_migrate(self.generation, self.rng,
+        migrants = self.population.maybe_migrate(self.state.generation, self.state.rng,
                                                  self.config.migration_interval)
         if migrants:
             self._status("migration: " + ", ".join(f"{m.copy_of}→island {m.island}"
                                                    for m in migrants))
-        best, acc = self.best, self.account()
+        best, acc = self.best, self.mutator.account.as_dict()
         children = self.state.children()
         n_acc = sum(c.status == "accepted" for c in children)
         self._emit(ev.GenerationDone(
-            generation=self.generation, evaluated=self.evaluated, accepted=n_acc,
-            rejected=len(children) - n_acc, best_id=self.best_id,
+            generation=self.state.generation, evaluated=self.evaluated, accepted=n_acc,
+            rejected=len(children) - n_acc, best_id=self.state.best_id,
             best_time_ms=best.time_ms if best else None,
             best_speedup_eager=best.speedup_eager if best else None,
             best_speedup_compile=best.speedup_compile if best else None,
@@ -435,26 +413,21 @@ class Engine:
             evals_per_minute=self.evals_per_minute(), llm_calls=acc["calls"],
             llm_failures=acc["failures"], prompt_tokens=acc["prompt_tokens"],
             completion_tokens=acc["completion_tokens"]))
-        await self._checkpoints.write(self)
+        await self._checkpoints.write()
 
     async def _distill(self) -> None:
         """Successful mutations → proposed advice (``evotui.engine.distillation``). A Stop
         during it cancels it; what was stored by then stays."""
-        from evotui.engine import distillation
-
+        distilling = distillation.after_run(
+            self.state, self.config, self.run_task, memory=self.memory, evaluator=self.evaluator,
+            mutator=self.mutator, run_dir=self.run_dir, gpu=self.device_info)
         try:
-            r = await self._inflight.tracked(distillation.after_run(self), "distill")
+            r = await self.inflight.tracked(distilling, "distill")
         except Exception as e:  # never lose the report over the advice library
             r = distillation.off(f"failed: {type(e).__name__}: {e}")
         if r is None:
             r = distillation.off("cancelled by a stop request")
         self.advice_report = r
-        if r.get("distilled") and (r.get("eligible") or r.get("proposed") or r.get("merged")):
-            self._status(f"advice: {r['proposed']} proposed, {r['merged']} merged into existing "
-                         f"advice from {r['eligible']} mutations over "
-                         f"{r['min_gain'] * 100:.0f} %")
-        elif r.get("scratch"):
-            self._status(f"advice: none for the library from a CPU interpreter run; "
-                         f"{r['eligible']} interpreter gains listed in {r['scratch']}")
-        elif not r.get("distilled") and str(r.get("why", "")).startswith(("failed", "cancelled")):
-            self._status(f"advice distillation {r['why']}", "warning")
+        line = distillation.status_line(r)
+        if line is not None:
+            self._status(*line)

@@ -345,5 +345,5 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
     engine.device_info = {k: facts[k] for k in ("name", "arch") if k in facts}
     if checkpoint is not None:
         notes.append(f"resuming {out}: {engine.evaluated} of {cfg.iterations} children evaluated, "
-                     f"generation {engine.generation}")
+                     f"generation {engine.state.generation}")
     return Session(engine, evaluator, run_dir, opts, mutator.name, notes, owns)
