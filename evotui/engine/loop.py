@@ -39,13 +39,13 @@ from evotui.engine.context import RunTask
 from evotui.engine.evaluating import EvalStep
 from evotui.engine.hooks import Evaluator, MemoryHook
 from evotui.engine.inflight import InFlight
-from evotui.engine.mutators import DUPLICATE, EXHAUSTED, EXTRACTION_KINDS, Mutator
+from evotui.engine.mutators import EXHAUSTED, Mutator
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate, Population
 from evotui.engine.proposing import Proposer
 from evotui.engine.rundir import RunDir
 from evotui.engine.state import EngineConfig, RunState
-from evotui.engine.subscribers import Subscriber
+from evotui.engine.subscribers import Broadcast
 from evotui.eval.results import EvalResult
 from evotui.task.model import TaskRef
 
@@ -94,8 +94,8 @@ class Engine:
         self._started: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inbox: asyncio.Queue[ev.Command] = asyncio.Queue()
-        self._subscribers: list[Subscriber] = []
-        self._log_failed = False
+        self._events = Broadcast(run_dir)
+        self._emit = self._events.emit
         self.state = RunState.new(self.config)  # checks the config, resumed or not
         if checkpoint is not None:
             self.state = restore(checkpoint, self.config, mutator, run_dir)
@@ -104,9 +104,8 @@ class Engine:
                                         self.elapsed)
         self._advice = AdviceLink(memory, self.config.memory_k, self.run_task,
                                   evaluator.is_cpu, self._emit)
-        self._last_failure: str | None = None  # the kind of the latest failed mutation
         self._proposer = Proposer(mutator, self.run_task, self.config, self.state, self._emit,
-                                  self._mutator_gave_up)
+                                  self._finish)
         self._eval = EvalStep(evaluator, task, self.config, self.state, self._emit,
                               self._finish)
 
@@ -114,18 +113,7 @@ class Engine:
     def subscribe(self, fn: Callable[[ev.Event], Any]) -> Callable[[], None]:
         """Receive every event. A plain callable runs on its own thread, a coroutine function
         in its own task: a slow subscriber never holds up the engine. Returns an unsubscribe."""
-        sub = Subscriber(fn)
-        self._subscribers.append(sub)
-        if self._loop is not None:
-            sub.start()
-
-        def unsubscribe() -> None:
-            if sub in self._subscribers:
-                self._subscribers.remove(sub)
-                if self._loop is not None:
-                    self._loop.create_task(sub.close(0))
-
-        return unsubscribe
+        return self._events.subscribe(fn)
 
     def send(self, command: ev.Command) -> None:
         """Queue a command; safe from any thread. Applied between iterations."""
@@ -199,8 +187,7 @@ class Engine:
         search or a fatal failure. Writes the report and the last checkpoint in any case."""
         self._loop = asyncio.get_running_loop()
         self._started = time.monotonic()
-        for sub in self._subscribers:
-            sub.start()
+        self._events.start()
         inbox = asyncio.create_task(self._read_inbox())
         try:
             self._emit(ev.RunStarted(
@@ -238,24 +225,12 @@ class Engine:
             inbox.cancel()
             report = self.report()
             await self._checkpoints.write_final(report, self._emit)
-            for sub in self._subscribers:
-                await sub.close()
+            await self._events.close()
             await self.mutator.aclose()
         return RunResult(self.outcome or "stopped", self.state.outcome_message, self.evaluated,
                          self.state.best_id, report)
 
     # ---- events and commands ---------------------------------------------------------------
-    def _emit(self, event: ev.Event) -> None:
-        if self.run_dir is not None:
-            try:
-                self.run_dir.log(event)
-            except OSError as e:
-                if not self._log_failed:
-                    self._log_failed = True
-                    log.warning("cannot write events.jsonl: %s", e)
-        for sub in self._subscribers:
-            sub.put(event)
-
     def _status(self, message: str, level: str = "info") -> None:
         self._emit(ev.Status(message, level))
 
@@ -304,18 +279,6 @@ class Engine:
         self.state.finish(outcome, message)
         self.inflight.stop_starting()
 
-    def _mutator_gave_up(self, outcome: str, message: str) -> None:
-        """Too many failed mutations in a row. A model that keeps repeating itself or answering
-        without usable code has nothing more to give, but the run has a best kernel: it ends
-        cleanly with the best kept. An unreachable server or a missing model is a failure."""
-        best = self.best
-        stale = self._last_failure == DUPLICATE or self._last_failure in EXTRACTION_KINDS
-        if outcome == "failed" and stale and best is not None:
-            self._finish("exhausted", f"the model stopped giving new programs ({message}); "
-                         f"the best, {best.id}, is kept")
-            return
-        self._finish(outcome, message)
-
     # ---- the loop --------------------------------------------------------------------------
     async def _run_slots(self) -> None:
         n = self.config.concurrency or len(self.evaluator.lanes) + (
@@ -338,7 +301,6 @@ class Engine:
             return
         mutation = self._proposer.reject_duplicate(mutation)
         if mutation.source is None or not mutation.ok:
-            self._last_failure = mutation.failure_kind
             self._proposer.failed(cid, parent, mutation)
             return
         child = self._proposer.child(cid, parent, mutation, advice.views)

@@ -116,8 +116,19 @@ class Proposer:
         limit = (3 if kind in ("server_down", "model_missing")
                  else self.config.max_consecutive_failures)
         if self._failures_in_a_row >= limit:
-            self._finish("failed", f"the {m.mutator} mutator failed {self._failures_in_a_row} "
-                         f"times in a row; last ({kind}): {m.failure}")
+            self._give_up(kind, f"the {m.mutator} mutator failed {self._failures_in_a_row} "
+                          f"times in a row; last ({kind}): {m.failure}")
+
+    def _give_up(self, kind: str, message: str) -> None:
+        """Too many failed mutations in a row. A model that keeps repeating itself or answering
+        without usable code has nothing more to give, but the run has a best kernel: it ends
+        cleanly with the best kept. An unreachable server or a missing model is a failure."""
+        best = self.state.best
+        if (kind == DUPLICATE or kind in EXTRACTION_KINDS) and best is not None:
+            self._finish("exhausted", f"the model stopped giving new programs ({message}); "
+                         f"the best, {best.id}, is kept")
+        else:
+            self._finish("failed", message)
 
     def child(self, cid: str, parent: Candidate, m: Mutation,
               advice_views: list[dict[str, Any]]) -> Candidate:
