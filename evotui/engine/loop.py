@@ -16,6 +16,7 @@ are interpreter wall times: they rank candidates but are never reported as speed
 The parts of an iteration live beside this module: ``inflight`` (slots, pause, stop),
 ``advice`` (the advice library), ``proposing`` (parent → child), ``evaluating`` (child →
 verdict), ``state`` (recording it) and ``checkpoints`` (the run directory for a resume).
+Each is handed what it uses (``context``: the task and the callbacks), never the engine.
 """
 
 from __future__ import annotations
