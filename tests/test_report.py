@@ -76,7 +76,7 @@ def test_the_stop_message_counts_what_finished_after_the_stop(softmax_task):
         seen: list[ev.Event] = []
         engine.subscribe(seen.append)
         task = asyncio.create_task(engine.run())
-        while engine.evaluated < 2 or engine.in_flight < 2:
+        while engine.state.evaluated < 2 or engine.in_flight < 2:
             await asyncio.sleep(0.01)
         engine.stop(5.0)
         return engine, await task, seen

@@ -112,7 +112,7 @@ def record_of(engine: Engine, arm: str, seed: int) -> RunRecord:
     return RunRecord(
         arm=arm, seed=seed, task=engine.task.name,
         run_dir=str(engine.run_dir.path) if engine.run_dir else "", outcome=str(engine.outcome),
-        evaluated=engine.evaluated, iterations=engine.config.iterations,
+        evaluated=engine.state.evaluated, iterations=engine.config.iterations,
         seed_time_ms=curve[0], best_time_ms=best,
         best_speedup_eager=best_c.speedup_eager if best_c is not None else None, curve=curve,
         llm_calls=int(report["llm"]["calls"]),
@@ -174,7 +174,7 @@ class ABRunner:
 
         def on_event(ev: Event) -> None:
             if isinstance(ev, CandidateEvaluated) and ev.parent_id is not None:
-                self.progress(f"{label}: {engine.evaluated}/{iterations} evaluated")
+                self.progress(f"{label}: {engine.state.evaluated}/{iterations} evaluated")
 
         engine.subscribe(on_event)
         try:

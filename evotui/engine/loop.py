@@ -144,10 +144,6 @@ class Engine:
         return self.state.population
 
     @property
-    def evaluated(self) -> int:
-        return self.state.evaluated
-
-    @property
     def best(self) -> Candidate | None:
         return self.state.best
 
@@ -197,7 +193,7 @@ class Engine:
                 mutator=self.mutator.name, model=self.mutator.model,
                 iterations=self.config.iterations,
                 run_dir=str(self.run_dir.path) if self.run_dir else None,
-                resumed=self.resumed, evaluated=self.evaluated,
+                resumed=self.resumed, evaluated=self.state.evaluated,
                 device_name=str(self.device_info.get("name", "")),
                 arch=self.device_info.get("arch")))
             await asyncio.to_thread(lambda: self.run_task.facts)  # traced once, off the loop
@@ -205,22 +201,22 @@ class Engine:
                 await self.inflight.tracked(self._seed_writer().run(), "mutate")
             elif self.state.seed_id is None:
                 await self.inflight.tracked(self._evaluate_seed(), "evaluate")
-            if self.outcome is None and self.evaluated < self.config.iterations:
+            if self.outcome is None and self.state.evaluated < self.config.iterations:
                 await self._run_slots()
-                if self.evaluated % self._generation_size():
+                if self.state.evaluated % self._generation_size():
                     await self._end_generation()  # the last, partial generation
-            self._finish("completed", f"evaluated {self.evaluated} of {self.config.iterations} "
+            self._finish("completed", f"evaluated {self.state.evaluated} of {self.config.iterations} "
                          "children")
         except Exception as e:  # an engine bug: end the run with a clear message and a report
             log.exception("engine failure")
             self._emit(ev.Status("engine error:\n" + traceback.format_exc(limit=6), "error"))
             self._finish("failed", f"engine error: {type(e).__name__}: {e}")
         finally:
-            self._finish("stopped", f"interrupted after {self.evaluated} evaluated children")
+            self._finish("stopped", f"interrupted after {self.state.evaluated} evaluated children")
             await self.inflight.cancel_all()
             if self.outcome == "stopped":  # evaluations in flight at the stop count too
                 self.state.outcome_message = re.sub(
-                    r"after \d+ evaluated", f"after {self.evaluated} evaluated",
+                    r"after \d+ evaluated", f"after {self.state.evaluated} evaluated",
                     self.state.outcome_message)
             await self._distill()  # the inbox still runs: a Stop cuts it short
             inbox.cancel()
@@ -228,7 +224,7 @@ class Engine:
             await self._checkpoints.write_final(report, self._emit)
             await self._events.close()
             await self.mutator.aclose()
-        return RunResult(self.outcome or "stopped", self.state.outcome_message, self.evaluated,
+        return RunResult(self.outcome or "stopped", self.state.outcome_message, self.state.evaluated,
                          self.state.best_id, report)
 
     # ---- events and commands ---------------------------------------------------------------
@@ -269,7 +265,7 @@ class Engine:
         if self.inflight.stopping and self.outcome == "stopped":  # a second Stop: now
             self.inflight.cancel()
             return
-        self._finish("stopped", f"stopped on request after {self.evaluated} evaluated children")
+        self._finish("stopped", f"stopped on request after {self.state.evaluated} evaluated children")
         self._status(f"stopping: {self.in_flight} in flight get {grace_s:g} s to finish")
         self.inflight.cancel(spare_evaluations=grace_s > 0)
         if grace_s > 0 and self._loop is not None:
@@ -285,7 +281,7 @@ class Engine:
         n = self.config.concurrency or len(self.evaluator.lanes) + (
             1 if self.mutator.name == "param" else 2)
         await self.inflight.run_slots(max(1, n), self._iteration,
-                                       lambda: self.config.iterations - self.evaluated)
+                                       lambda: self.config.iterations - self.state.evaluated)
 
     async def _iteration(self) -> None:
         self.inflight.set_phase("mutate")
@@ -313,7 +309,7 @@ class Engine:
         self.inflight.set_phase("evaluate")
         result = await self._eval.evaluate(child)
         improved = self._record(child, parent, result)
-        generation_ends = self.evaluated % self._generation_size() == 0
+        generation_ends = self.state.evaluated % self._generation_size() == 0
         await self._advice.record_outcome(child.advice_ids, improved)
         if generation_ends:
             await self._end_generation()
@@ -367,7 +363,7 @@ class Engine:
         children = self.state.children()
         n_acc = sum(c.status == "accepted" for c in children)
         self._emit(ev.GenerationDone(
-            generation=self.state.generation, evaluated=self.evaluated, accepted=n_acc,
+            generation=self.state.generation, evaluated=self.state.evaluated, accepted=n_acc,
             rejected=len(children) - n_acc, best_id=self.state.best_id,
             best_time_ms=best.time_ms if best else None,
             best_speedup_eager=best.speedup_eager if best else None,
