@@ -201,12 +201,12 @@ class Engine:
                 await self.inflight.tracked(self._seed_writer().run(), "mutate")
             elif self.state.seed_id is None:
                 await self.inflight.tracked(self._evaluate_seed(), "evaluate")
-            if self.outcome is None and self.state.evaluated < self.config.iterations:
+            if self.state.outcome is None and self.state.evaluated < self.config.iterations:
                 await self._run_slots()
                 if self.state.evaluated % self._generation_size():
                     await self._end_generation()  # the last, partial generation
-            self._finish("completed", f"evaluated {self.state.evaluated} of {self.config.iterations} "
-                         "children")
+            self._finish("completed", f"evaluated {self.state.evaluated} of "
+                         f"{self.config.iterations} children")
         except Exception as e:  # an engine bug: end the run with a clear message and a report
             log.exception("engine failure")
             self._emit(ev.Status("engine error:\n" + traceback.format_exc(limit=6), "error"))
@@ -214,7 +214,7 @@ class Engine:
         finally:
             self._finish("stopped", f"interrupted after {self.state.evaluated} evaluated children")
             await self.inflight.cancel_all()
-            if self.outcome == "stopped":  # evaluations in flight at the stop count too
+            if self.state.outcome == "stopped":  # evaluations in flight at the stop count too
                 self.state.outcome_message = re.sub(
                     r"after \d+ evaluated", f"after {self.state.evaluated} evaluated",
                     self.state.outcome_message)
@@ -224,8 +224,9 @@ class Engine:
             await self._checkpoints.write_final(report, self._emit)
             await self._events.close()
             await self.mutator.aclose()
-        return RunResult(self.outcome or "stopped", self.state.outcome_message, self.state.evaluated,
-                         self.state.best_id, report)
+        state = self.state
+        return RunResult(state.outcome or "stopped", state.outcome_message, state.evaluated,
+                         state.best_id, report)
 
     # ---- events and commands ---------------------------------------------------------------
     def _status(self, message: str, level: str = "info") -> None:
@@ -237,11 +238,11 @@ class Engine:
 
     def _apply(self, cmd: ev.Command) -> None:
         if isinstance(cmd, ev.Pause):
-            if not self.paused:
+            if not self.inflight.paused:
                 self.inflight.pause()
-                self._status(f"paused ({self.in_flight} in flight finish first)")
+                self._status(f"paused ({self.inflight.reserved} in flight finish first)")
         elif isinstance(cmd, ev.Resume):
-            if self.paused:
+            if self.inflight.paused:
                 self.inflight.resume()
                 self._status("resumed")
         elif isinstance(cmd, ev.Stop):
@@ -252,7 +253,7 @@ class Engine:
                          else "hints cleared")
         elif isinstance(cmd, ev.PinParent):
             try:
-                self.population.pin(cmd.id)
+                self.state.population.pin(cmd.id)
                 self._status(f"{cmd.id} is the parent of the next mutation")
             except ValueError as e:
                 self._status(str(e), "warning")
@@ -262,11 +263,12 @@ class Engine:
             self._status(f"unknown command {cmd!r}", "warning")
 
     def _request_stop(self, grace_s: float) -> None:
-        if self.inflight.stopping and self.outcome == "stopped":  # a second Stop: now
+        if self.inflight.stopping and self.state.outcome == "stopped":  # a second Stop: now
             self.inflight.cancel()
             return
-        self._finish("stopped", f"stopped on request after {self.state.evaluated} evaluated children")
-        self._status(f"stopping: {self.in_flight} in flight get {grace_s:g} s to finish")
+        self._finish("stopped",
+                     f"stopped on request after {self.state.evaluated} evaluated children")
+        self._status(f"stopping: {self.inflight.reserved} in flight get {grace_s:g} s to finish")
         self.inflight.cancel(spare_evaluations=grace_s > 0)
         if grace_s > 0 and self._loop is not None:
             self._loop.call_later(grace_s, self.inflight.cancel)
@@ -285,8 +287,8 @@ class Engine:
 
     async def _iteration(self) -> None:
         self.inflight.set_phase("mutate")
-        cid = self.population.new_id()
-        parent = self.population.select_parent(self.state.rng)
+        cid = self.state.population.new_id()
+        parent = self.state.population.select_parent(self.state.rng)
         advice = await self._advice.retrieve(cid, parent, self.mutator.name == "param")
         mutation, parent = await self._proposer.propose(cid, parent, advice.block,
                                                         self.state.take_hints(), advice.items)
@@ -319,8 +321,8 @@ class Engine:
 
     async def _evaluate_seed(self) -> None:
         assert self._seed_source is not None
-        seed = Candidate(id=self.population.new_id(), source=self._seed_source, mutator="seed",
-                         description="seed")
+        seed = Candidate(id=self.state.population.new_id(), source=self._seed_source,
+                         mutator="seed", description="seed")
         self._emit(ev.CandidateProposed(id=seed.id, parent_id=None, island=0, generation=0,
                                         mutator="seed", model=None, description="seed", diff=""))
         self._status(f"evaluating the seed {seed.id} on {', '.join(self.evaluator.devices)}"
@@ -354,12 +356,12 @@ class Engine:
 
     async def _end_generation(self) -> None:
         self.state.generation += 1
-        migrants = self.population.maybe_migrate(self.state.generation, self.state.rng,
+        migrants = self.state.population.maybe_migrate(self.state.generation, self.state.rng,
                                                  self.config.migration_interval)
         if migrants:
             self._status("migration: " + ", ".join(f"{m.copy_of}→island {m.island}"
                                                    for m in migrants))
-        best, acc = self.best, self.mutator.account.as_dict()
+        best, acc = self.state.best, self.mutator.account.as_dict()
         children = self.state.children()
         n_acc = sum(c.status == "accepted" for c in children)
         self._emit(ev.GenerationDone(
