@@ -69,7 +69,7 @@ def test_param_run_counts_children_and_keeps_several_in_flight(add_gelu_task, tm
                     seed_source=ADD_GELU_SEED, run_dir=RunDir(tmp_path / "run"))
     events = collect(engine)
     result = run(engine)
-    assert result.outcome == "completed" and engine.evaluated == 12
+    assert result.outcome == "completed" and engine.state.evaluated == 12
     assert len(ev.requests) == 13  # the seed first, then 12 children
     assert ev.requests[0].source == ADD_GELU_SEED
     assert ev.max_active == 2  # both lanes busy at once
@@ -106,7 +106,7 @@ def test_new_best_needs_to_beat_the_noise_margin(softmax):
     events = collect(engine)
     run(engine)
     bests = [e.id for e in events if isinstance(e, CandidateEvaluated) and e.new_best]
-    seed_id = engine.seed_id
+    seed_id = engine.state.seed_id
     # 0.995: within 1 %; 0.97: a gain; 0.965 vs 0.97 with spread 1.5 %: noise; 0.90: a gain
     assert bests[0] == seed_id and len(bests) == 3
     assert engine.best.time_ms == 0.90
@@ -156,7 +156,7 @@ def test_interpreter_times_rank_but_are_never_speedups(softmax):
     assert {r.slow_cutoff_ms for r in evaluator.requests} == {None}  # wall times: no cutoff
     assert report["interpreter"] and "gpu_seconds" not in report
     assert report["best"]["speedup_vs_seed"] is None and report["best"]["speedup_eager"] is None
-    assert report["best"]["id"] != engine.seed_id
+    assert report["best"]["id"] != engine.state.seed_id
 
 
 def test_rejected_seed_stops_the_run_with_a_clear_error(softmax, tmp_path):
@@ -186,7 +186,7 @@ def test_failures_feed_the_next_prompt_and_model_failures_are_counted(softmax):
                                                                   n_islands=1),
                     seed_source=SOFTMAX_SEED)
     result = run(engine)
-    assert result.outcome == "completed" and engine.evaluated == 3
+    assert result.outcome == "completed" and engine.state.evaluated == 3
     second, third = mut.requests[1], mut.requests[2]
     assert second.context.last_failure["reason"] == "mismatch"
     assert "unusable answer (patch_failed)" in third.context.last_failure["reason"]
@@ -200,7 +200,7 @@ def test_a_model_that_keeps_failing_ends_the_run(softmax):
                     EngineConfig(iterations=5, concurrency=1), seed_source=SOFTMAX_SEED)
     result = run(engine)
     assert result.outcome == "failed" and "ollama serve" in result.message
-    assert engine.evaluated == 0
+    assert engine.state.evaluated == 0
 
 
 def test_param_search_exhaustion_ends_the_run(softmax):
@@ -208,7 +208,7 @@ def test_param_search_exhaustion_ends_the_run(softmax):
                     EngineConfig(iterations=50), seed_source=SOFTMAX_SEED)
     result = run(engine)
     # softmax declares only NUM_WARPS with 6 choices: the seed plus 5 children
-    assert result.outcome == "exhausted" and engine.evaluated == 5
+    assert result.outcome == "exhausted" and engine.state.evaluated == 5
 
 
 def test_commands_pause_hint_pin_stop(softmax):
@@ -218,16 +218,16 @@ def test_commands_pause_hint_pin_stop(softmax):
                         EngineConfig(iterations=1000, concurrency=1), seed_source=SOFTMAX_SEED)
         events = collect(engine)
         task = asyncio.create_task(engine.run())
-        while engine.evaluated < 2:
+        while engine.state.evaluated < 2:
             await asyncio.sleep(0.005)
         engine.pause()
         await asyncio.sleep(0.1)
         assert engine.paused
-        frozen = engine.evaluated
+        frozen = engine.state.evaluated
         await asyncio.sleep(0.1)
-        assert engine.evaluated == frozen  # nothing new starts while paused
+        assert engine.state.evaluated == frozen  # nothing new starts while paused
         engine.send(Hint("try exp2", uses=1))
-        engine.send(PinParent(engine.seed_id))
+        engine.send(PinParent(engine.state.seed_id))
         engine.send(AcceptAdvice("a1"))  # no memory attached: a warning, not a crash
         engine.resume()
         n = len(mut.requests)
@@ -241,7 +241,7 @@ def test_commands_pause_hint_pin_stop(softmax):
     assert result.outcome == "stopped"
     first_after = mut.requests[n]
     assert first_after.context.hints == ["try exp2"]
-    assert first_after.parent.id == engine.seed_id
+    assert first_after.parent.id == engine.state.seed_id
     assert mut.requests[n + 1].context.hints == []  # the hint was for one use
     statuses = [e.message for e in events if isinstance(e, Status)]
     assert any("paused" in s for s in statuses) and any("resumed" in s for s in statuses)
@@ -269,7 +269,7 @@ def test_a_slow_subscriber_does_not_hold_up_the_engine(add_gelu_task):
     async def go():
         task = asyncio.create_task(engine.run())
         t0 = time.monotonic()
-        while engine.evaluated < 8:
+        while engine.state.evaluated < 8:
             await asyncio.sleep(0.005)
         took = time.monotonic() - t0
         release.set()
@@ -294,15 +294,14 @@ def test_checkpoint_resume_continues_the_same_run(add_gelu_task, tmp_path):
     assert ck["evaluated"] == 6 and ck["rng"][0] == 3
     n_events = len((out / "events.jsonl").read_text().splitlines())
 
-    second = Engine(add_gelu_task, FakeEvaluator(), ParamMutatorAdapter(),
+    ev = FakeEvaluator()
+    second = Engine(add_gelu_task, ev, ParamMutatorAdapter(),
                     EngineConfig.from_dict({**ck["config"], "iterations": 10}),
                     run_dir=RunDir(out, resume=True), checkpoint=ck)
-    assert second.evaluated == 6 and second.hints == [["keep it simple", None]]
-    assert second.rng.getstate() == first.rng.getstate()
-    ev = FakeEvaluator()
-    second.evaluator = ev
+    assert second.state.evaluated == 6 and second.state.hints == [["keep it simple", None]]
+    assert second.state.rng.getstate() == first.state.rng.getstate()
     result = run(second)
-    assert result.outcome == "completed" and second.evaluated == 10
+    assert result.outcome == "completed" and second.state.evaluated == 10
     assert len(ev.requests) == 4  # no seed again, only the 4 new children
     sources = [c.source for c in second.population.candidates() if c.copy_of is None]
     assert len(sources) == len(set(sources))  # nothing evaluated twice

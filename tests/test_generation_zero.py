@@ -122,7 +122,7 @@ def test_a_broken_first_answer_is_fixed_after_its_failure_is_fed_back(cpu_pool, 
 
     assert result.outcome == "completed", result.message
     # generation 0 took three answers: a syntax error, a mismatch, then a correct kernel
-    seed = engine.population.get(engine.seed_id)
+    seed = engine.population.get(engine.state.seed_id)
     assert seed.status == "accepted" and seed.source.strip() == RELU.strip()
     assert seed.generation == 0 and seed.parent_id is None and seed.model == "qwen2.5-coder:7b"
     first, second, third = prompts[:3]
@@ -155,7 +155,7 @@ def test_no_accepted_generation_zero_ends_the_run_with_the_last_reason(cpu_pool,
     assert result.outcome == "failed"
     assert result.message.startswith("no accepted generation 0 after 3 attempts: ")
     assert "unusable answer (no_code)" in result.message
-    assert len(prompts) == 3 and result.evaluated == 0 and engine.seed_id is None
+    assert len(prompts) == 3 and result.evaluated == 0 and engine.state.seed_id is None
     # the mismatch stays listed among the earlier failures
     assert "mismatch" in prompts[2]
 
@@ -177,8 +177,8 @@ def test_a_resumed_run_goes_on_from_its_failed_generation_zero_attempts(cpu_pool
         engine.subscribe(events.append)
         result = asyncio.run(engine.run())
         prompts = user_prompts(fake)
-    assert engine.seed_id is not None, result.message
-    assert engine.population.get(engine.seed_id).source.strip() == RELU.strip()
+    assert engine.state.seed_id is not None, result.message
+    assert engine.population.get(engine.state.seed_id).source.strip() == RELU.strip()
     # the resumed prompt carries the mismatch of the first session; numbering goes on
     assert "mismatch" in prompts[0] and "attempt 1" in prompts[0]
     assert any("attempt 2 of 3" in e.message for e in events if e.kind == "status")

@@ -66,3 +66,24 @@ def test_the_headless_core_never_imports_the_tui(package: str) -> None:
 def test_the_layer_map_names_real_packages() -> None:
     for package in BELOW:
         assert (PACKAGE / package).is_dir() or (PACKAGE / f"{package}.py").is_file(), package
+
+
+def test_the_engine_modules_import_each_other_without_a_cycle() -> None:
+    """Helpers get their collaborators passed in; none imports the loop back (imports inside
+    functions and under TYPE_CHECKING count)."""
+    base = PACKAGE / "engine"
+    modules = {f.stem for f in base.glob("*.py")}
+    graph = {f.stem: {n.split(".")[2] for n in _imports(f) if n.startswith("evotui.engine.")}
+             & modules - {f.stem} for f in base.glob("*.py")}
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        if node in path:
+            raise AssertionError("import cycle: " + " → ".join([*path[path.index(node):], node]))
+        if node not in done:
+            for nxt in sorted(graph.get(node, ())):
+                visit(nxt, [*path, node])
+            done.add(node)
+
+    for module in sorted(graph):
+        visit(module, [])

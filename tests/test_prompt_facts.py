@@ -129,7 +129,7 @@ def test_advice_is_found_by_what_a_file_named_task_computes(cpu_pool, tmp_path):
     with FakeOllama(default=lambda req: "No code from me.") as fake:
         engine = run_engine(path, cpu_pool, fake, memory=MemoryHook(store, k=3))
         user = chats(fake)[0]["messages"][-1]["content"]
-    assert engine.facts.family == "elementwise" and engine.facts.ops == ("relu",)
+    assert engine.run_task.facts.family == "elementwise" and engine.run_task.facts.ops == ("relu",)
     assert "# Advice" in user and ELEMENTWISE_TIP in user
 
 
@@ -142,7 +142,7 @@ def test_a_repeating_model_is_told_what_it_tried_and_sampled_hotter(cpu_pool, tm
                             iterations=3, max_consecutive_failures=5)
         bodies = chats(fake)
     # one child, then the same program again and again (a duplicate or an unchanged parent)
-    assert len(bodies) == 6 and engine.evaluated == 1
+    assert len(bodies) == 6 and engine.state.evaluated == 1
     temps = [b["options"]["temperature"] for b in bodies]
     assert temps[:3] == [0.7, 0.7, 0.7]  # not steered before two repeats in a row
     assert temps[3] > 0.7 and temps[3] < temps[4] < temps[5] <= 1.2

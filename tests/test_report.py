@@ -56,7 +56,7 @@ def test_a_model_that_only_repeats_itself_ends_the_run_cleanly_with_the_best(sof
     assert "the model stopped giving new programs" in result.message
     assert f"the best, {result.best_id}, is kept" in result.message
     assert f"({DUPLICATE})" in result.message
-    assert result.report["best"]["id"] == result.best_id != engine.seed_id
+    assert result.report["best"]["id"] == result.best_id != engine.state.seed_id
 
 
 def test_a_server_that_is_down_is_still_a_failure(softmax_task):
@@ -76,7 +76,7 @@ def test_the_stop_message_counts_what_finished_after_the_stop(softmax_task):
         seen: list[ev.Event] = []
         engine.subscribe(seen.append)
         task = asyncio.create_task(engine.run())
-        while engine.evaluated < 2 or engine.in_flight < 2:
+        while engine.state.evaluated < 2 or engine.in_flight < 2:
             await asyncio.sleep(0.01)
         engine.stop(5.0)
         return engine, await task, seen

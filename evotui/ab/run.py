@@ -98,12 +98,13 @@ def prepare_library(home: Path, user: Path, fresh: bool) -> dict[str, Any]:
 
 def record_of(engine: Engine, arm: str, seed: int) -> RunRecord:
     """The run's best-so-far curve over evaluated children (in the order verdicts came)."""
-    pop = engine.population
-    seed_c = pop.get(engine.seed_id) if engine.seed_id and engine.seed_id in pop else None
+    state = engine.state
+    pop = state.population
+    seed_c = pop.get(state.seed_id) if state.seed_id and state.seed_id in pop else None
     best = seed_c.time_ms if seed_c is not None and seed_c.status == "accepted" else None
     best_c = seed_c if best is not None else None
     curve: list[float | None] = [best]
-    for c in engine.state.children():
+    for c in state.children():
         if c.status == "accepted" and c.time_ms and (best is None or c.time_ms < best):
             best, best_c = c.time_ms, c
         curve.append(best)
@@ -111,8 +112,8 @@ def record_of(engine: Engine, arm: str, seed: int) -> RunRecord:
     adv = engine.advice_report or {}
     return RunRecord(
         arm=arm, seed=seed, task=engine.task.name,
-        run_dir=str(engine.run_dir.path) if engine.run_dir else "", outcome=str(engine.outcome),
-        evaluated=engine.evaluated, iterations=engine.config.iterations,
+        run_dir=str(engine.run_dir.path) if engine.run_dir else "", outcome=str(state.outcome),
+        evaluated=state.evaluated, iterations=engine.config.iterations,
         seed_time_ms=curve[0], best_time_ms=best,
         best_speedup_eager=best_c.speedup_eager if best_c is not None else None, curve=curve,
         llm_calls=int(report["llm"]["calls"]),
@@ -174,7 +175,7 @@ class ABRunner:
 
         def on_event(ev: Event) -> None:
             if isinstance(ev, CandidateEvaluated) and ev.parent_id is not None:
-                self.progress(f"{label}: {engine.evaluated}/{iterations} evaluated")
+                self.progress(f"{label}: {engine.state.evaluated}/{iterations} evaluated")
 
         engine.subscribe(on_event)
         try:

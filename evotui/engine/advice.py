@@ -6,16 +6,13 @@ The library failing never stops a run: each failure costs a warning.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evotui.engine import events as ev
-from evotui.engine.hooks import advice_block, advice_view, call
+from evotui.engine.context import Emit, RunTask
+from evotui.engine.hooks import MemoryHook, advice_block, advice_view, call
 from evotui.engine.population import Candidate
-
-if TYPE_CHECKING:
-    from evotui.engine.loop import Engine
 
 AdviceCommand = ev.AcceptAdvice | ev.VetoAdvice | ev.AuthorAdvice
 
@@ -28,8 +25,12 @@ class Retrieved:
 
 
 class AdviceLink:
-    def __init__(self, engine: Engine, emit: Callable[[ev.Event], None]) -> None:
-        self.engine = engine  # its memory, task and config, read at each use
+    def __init__(self, memory: MemoryHook | None, k: int, task: RunTask, interpreter: bool,
+                 emit: Emit) -> None:
+        self.memory = memory
+        self.k = k  # advice items per mutation (0: none)
+        self.task = task
+        self.interpreter = interpreter  # interpreter wall times count no win rate
         self._emit = emit
 
     def _warn(self, message: str) -> None:
@@ -38,14 +39,14 @@ class AdviceLink:
     async def retrieve(self, cid: str, parent: Candidate, param: bool) -> Retrieved:
         """Top-k advice for this parent. The parameter mutator (``param``) gets the advice it
         can follow (tunable moves) when the library can pick those, and no prompt block."""
-        memory, k = self.engine.memory, self.engine.config.memory_k
+        memory, k = self.memory, self.k
         if memory is None or k <= 0:
             return Retrieved()
         fn = memory.retrieve
         if param:
             fn = getattr(memory, "retrieve_tunables", fn)
         try:
-            query = self.engine.facts.query_meta(self.engine.task.meta)  # by what it computes
+            query = self.task.query()
             items = list(await call(fn, query, parent.source, k) or [])[:k]
             views = [advice_view(a) for a in items]
         except Exception as e:
@@ -57,9 +58,9 @@ class AdviceLink:
         return Retrieved(items, views, "" if param else advice_block(items, views))
 
     async def record_outcome(self, advice_ids: list[str], improved: bool) -> None:
-        memory = self.engine.memory
+        memory = self.memory
         # interpreter wall times say nothing of kernel speed: no win rate is counted from them
-        if not advice_ids or memory is None or self.engine.evaluator.is_cpu:
+        if not advice_ids or memory is None or self.interpreter:
             return
         try:
             await call(memory.record_outcome, list(advice_ids), improved)
@@ -69,7 +70,7 @@ class AdviceLink:
     async def forward(self, cmd: AdviceCommand) -> None:
         """Pass a human's accept/veto/author command to the library, if it has that method."""
         name = {"accept_advice": "accept", "veto_advice": "veto", "author_advice": "author"}[cmd.kind]
-        memory = self.engine.memory
+        memory = self.memory
         fn = getattr(memory, name, None) if memory is not None else None
         if fn is None:
             self._warn(f"cannot {name} advice: no advice library with `{name}` is attached")

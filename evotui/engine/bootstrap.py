@@ -12,19 +12,25 @@ being written, so the TUI and the headless output show generation 0 being writte
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from evotui.engine import events as ev
-from evotui.engine.mutators import DUPLICATE, UNAVAILABLE, LLMMutator, Mutation
+from evotui.engine.advice import AdviceLink
+from evotui.engine.context import Emit, Finish, RunTask
+from evotui.engine.evaluating import EvalStep
+from evotui.engine.inflight import InFlight
+from evotui.engine.mutators import DUPLICATE, UNAVAILABLE, LLMMutator, Mutation, Mutator
 from evotui.engine.population import Candidate
 from evotui.engine.prompting import SeedAttempt, SeedContext
 from evotui.engine.proposing import base_temperature
+from evotui.engine.rundir import RunDir
+from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.steering import Steering
 from evotui.engine.tunables import config_key
+from evotui.eval.results import EvalResult
 
-if TYPE_CHECKING:
-    from evotui.engine.loop import Engine
+Record = Callable[[Candidate, Candidate | None, EvalResult], bool]  # store and announce a verdict
 
 GIVE_UP_AFTER_OUTAGES = 2  # the server or model missing this many times in a row: stop
 
@@ -42,19 +48,25 @@ def can_write_seed(mutator: Any) -> bool:
 
 
 class SeedWriter:
-    def __init__(self, engine: Engine, emit: Callable[[ev.Event], None],
-                 finish: Callable[[str, str], None]) -> None:
-        self.engine = engine
+    def __init__(self, mutator: Mutator, task: RunTask, config: EngineConfig, state: RunState,
+                 run_dir: RunDir | None, *, advice: AdviceLink, evaluator: EvalStep,
+                 inflight: InFlight, record: Record, save: Callable[[], Awaitable[None]],
+                 emit: Emit, finish: Finish) -> None:
+        self.mutator, self.task, self.config, self.state = mutator, task, config, state
+        self.run_dir = run_dir  # the prompts and answers are logged there
+        self._advice, self._eval, self._inflight = advice, evaluator, inflight
+        self._record = record
+        self._save = save  # a checkpoint: a resume goes on from the attempts so far
         self._emit = emit
         self._finish = finish
         # a resumed run goes on from the attempts its checkpoint holds
         self.attempts: list[SeedAttempt] = [
             SeedAttempt(c.id, int(c.extra.get("attempt", i + 1)), c.reason or "rejected",
                         c.message or "", c.source)
-            for i, c in enumerate(c for c in engine.population.candidates()
+            for i, c in enumerate(c for c in state.population.candidates()
                                   if c.mutator == "seed" and c.status == "rejected"
                                   and c.extra.get("written_by") == "model")]
-        self.steering = Steering(base_temperature(engine.mutator))
+        self.steering = Steering(base_temperature(mutator))
 
     def _status(self, message: str, level: str = "info") -> None:
         self._emit(ev.Status(message, level))
@@ -62,15 +74,15 @@ class SeedWriter:
     async def run(self) -> Candidate | None:
         """Ask until a candidate is accepted (returned, recorded as the seed) or the budget
         is spent (the run is finished as failed)."""
-        engine = self.engine
-        writer = model_side(engine.mutator)
+        state = self.state
+        writer = model_side(self.mutator)
         assert writer is not None, "a run without a seed needs a model"
-        budget = max(1, engine.config.seed_attempts)
+        budget = max(1, self.config.seed_attempts)
         outages = 0
         for n in range(len(self.attempts) + 1, budget + 1):
-            if engine.outcome is not None:  # a stop request
+            if state.outcome is not None:  # a stop request
                 return None
-            cid = engine.population.new_id()
+            cid = state.population.new_id()
             self._status(f"writing generation 0 from the reference with {writer.model} "
                          f"(attempt {n} of {budget})")
             mutation = await self._ask(writer, cid)
@@ -105,23 +117,21 @@ class SeedWriter:
         return None
 
     async def _ask(self, writer: LLMMutator, cid: str) -> Mutation:
-        engine = self.engine
         last_source = (self.attempts[-1].source or "") if self.attempts else ""
-        advice = await engine._advice.retrieve(cid, Candidate(id=cid, source=last_source), False)
+        advice = await self._advice.retrieve(cid, Candidate(id=cid, source=last_source), False)
         steer = self.steering.steer([f"{a.id}: {a.reason}" for a in self.attempts])
-        ctx = SeedContext(engine.task_source, engine.facts, list(self.attempts), advice.block,
-                          engine.state.take_hints(), steer)
+        ctx = SeedContext(self.task.source, self.task.facts, list(self.attempts), advice.block,
+                          self.state.take_hints(), steer)
         messages = writer.builder.seed_messages(ctx)
         mutation = await writer.ask(messages, "", "full",
                                     lambda text: self._emit(ev.LLMChunk(cid, text)),
                                     steer.temperature if steer else None)
-        if engine.run_dir is not None and mutation.prompt:
-            engine.run_dir.write_llm_log(cid, mutation.prompt, mutation.reply)
+        if self.run_dir is not None and mutation.prompt:
+            self.run_dir.write_llm_log(cid, mutation.prompt, mutation.reply)
         return mutation
 
     async def _evaluate(self, cid: str, n: int, writer: LLMMutator,
                         mutation: Mutation) -> Candidate | None:
-        engine = self.engine
         assert mutation.source is not None
         what = f"generation 0 by {writer.model}, attempt {n}"
         description = f"{what}: {mutation.description}" if mutation.description else what
@@ -131,18 +141,18 @@ class SeedWriter:
         self._emit(ev.CandidateProposed(id=cid, parent_id=None, island=0, generation=0,
                                         mutator="seed", model=writer.model,
                                         description=description, diff=""))
-        engine._inflight.set_phase("evaluate")
-        result = await engine._eval.evaluate(seed)
-        engine._inflight.set_phase("mutate")
-        engine._record(seed, None, result)
+        self._inflight.set_phase("evaluate")
+        result = await self._eval.evaluate(seed)
+        self._inflight.set_phase("mutate")
+        self._record(seed, None, result)
         if result.accepted:
-            engine.state.seed_id = seed.id
+            self.state.seed_id = seed.id
             self.steering.succeeded()
             self._status(f"generation 0 accepted: {cid} (attempt {n})")
-            await engine._checkpoints.write(engine)
+            await self._save()
             return seed
         self._failed(cid, n, result.reason, result.message, mutation.source)
-        await engine._checkpoints.write(engine)  # a resume goes on from this attempt
+        await self._save()  # a resume goes on from this attempt
         return None
 
     def _failed(self, cid: str, n: int, reason: str, message: str, source: str | None,

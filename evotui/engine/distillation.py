@@ -25,20 +25,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from evotui.engine.context import RunTask
+from evotui.engine.hooks import Evaluator, MemoryHook
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate
-from evotui.engine.state import RunState
+from evotui.engine.rundir import RunDir
+from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.tunables import tunable_diff
 from evotui.memory.distill import MIN_GAIN, Mutation, TaskInfo, template_text
 from evotui.task.model import TaskRef
-
-if TYPE_CHECKING:
-    from evotui.engine.loop import Engine
 
 Ask = Callable[[str], Awaitable[str]]
 UNAVAILABLE = ("server_down", "model_missing")
@@ -274,29 +274,44 @@ def scratch_list(mutations: list[Mutation], facts: RunFacts,
     return out
 
 
-async def after_run(engine: Engine) -> dict[str, Any]:
-    """The end-of-run distillation of ``engine``'s run: the ``advice`` report section."""
-    cfg = engine.config
+async def after_run(state: RunState, cfg: EngineConfig, task: RunTask, *,
+                    memory: MemoryHook | None, evaluator: Evaluator, mutator: Any,
+                    run_dir: RunDir | None, gpu: Mapping[str, Any]) -> dict[str, Any]:
+    """The end-of-run distillation of a run (``gpu``: its "name" and "arch" when known):
+    the ``advice`` report section. ``mutator`` lends its model, if any, to describe gains."""
     if not cfg.distill:
         return off("distillation is off for this run")
-    memory = engine.memory
     learn = getattr(memory, "learn", None) if memory is not None else None
     if memory is None or cfg.memory_k <= 0:
         return off("the advice library is off (--memory-k 0)")
     if learn is None:
         return off("the attached advice library cannot distill")
-    run = str(engine.run_dir.path.resolve()) if engine.run_dir is not None else None
-    facts = RunFacts(run=run, gpu=engine.device_info.get("name") or None,
-                     arch=engine.device_info.get("arch"), interpreter=engine.evaluator.is_cpu)
-    info = await asyncio.to_thread(task_info, engine.task, facts.interpreter)
-    query = engine.facts.query_meta(engine.task.meta)  # a file-named task: what it computes
+    run = str(run_dir.path.resolve()) if run_dir is not None else None
+    facts = RunFacts(run=run, gpu=gpu.get("name") or None, arch=gpu.get("arch"),
+                     interpreter=evaluator.is_cpu)
+    info = await asyncio.to_thread(task_info, task.ref, facts.interpreter)
+    query = task.query()  # a file-named task: what it computes
     info = replace(info, kind=query.kind, tags=query.tags)
-    mutations = successful_mutations(engine.state, info, facts, cfg.distill_min_gain)
-    mutations, checked = await confirm(mutations, engine.state, engine.evaluator, engine.task,
+    mutations = successful_mutations(state, info, facts, cfg.distill_min_gain)
+    mutations, checked = await confirm(mutations, state, evaluator, task.ref,
                                        cfg.distill_min_gain)
-    return await distill(learn, mutations, model_ask(engine.mutator), facts,
+    return await distill(learn, mutations, model_ask(mutator), facts,
                          cfg.distill_min_gain, checked)
 
 
+def status_line(r: Mapping[str, Any]) -> tuple[str, str] | None:
+    """What a run says of its distillation (message, level), if anything."""
+    if r.get("distilled") and (r.get("eligible") or r.get("proposed") or r.get("merged")):
+        return (f"advice: {r['proposed']} proposed, {r['merged']} merged into existing "
+                f"advice from {r['eligible']} mutations over {r['min_gain'] * 100:.0f} %",
+                "info")
+    if r.get("scratch"):
+        return (f"advice: none for the library from a CPU interpreter run; "
+                f"{r['eligible']} interpreter gains listed in {r['scratch']}", "info")
+    if not r.get("distilled") and str(r.get("why", "")).startswith(("failed", "cancelled")):
+        return f"advice distillation {r['why']}", "warning"
+    return None
+
+
 __all__ = ["RunFacts", "after_run", "confirm", "distill", "model_ask", "scratch_list",
-           "successful_mutations", "task_info"]
+           "status_line", "successful_mutations", "task_info"]

@@ -7,23 +7,25 @@ for and when a run whose evaluator keeps failing must end.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from evotui.core import reasons
 from evotui.engine import events as ev
+from evotui.engine.context import Emit, Finish
+from evotui.engine.hooks import Evaluator
 from evotui.engine.population import Candidate
+from evotui.engine.state import EngineConfig, RunState
 from evotui.eval.results import EvalRequest, EvalResult
-
-if TYPE_CHECKING:
-    from evotui.engine.loop import Engine
+from evotui.task.model import TaskRef
 
 
 class EvalStep:
-    def __init__(self, engine: Engine, emit: Callable[[ev.Event], None],
-                 finish: Callable[[str, str], None]) -> None:
-        self.engine = engine  # its evaluator, task, config and state, read at each use
+    def __init__(self, evaluator: Evaluator, task: TaskRef, config: EngineConfig,
+                 state: RunState, emit: Emit, finish: Finish) -> None:
+        self.evaluator = evaluator
+        self.task = task
+        self.config = config
+        self.state = state  # the best so far: the slow cutoff, and who sanitizer checks
         self._emit = emit
         self._finish = finish  # (outcome, message): ends the run
         self._harness_errors_in_a_row = 0
@@ -38,15 +40,15 @@ class EvalStep:
     async def _evaluate(self, c: Candidate) -> EvalResult:
         """Evaluate ``c``; an evaluator failure (not the candidate's fault) is retried once,
         and a run whose evaluator keeps failing ends."""
-        engine, config = self.engine, self.engine.config
-        request = EvalRequest(task=engine.task, source=c.source, name=c.id,
+        config, evaluator = self.config, self.evaluator
+        request = EvalRequest(task=self.task, source=c.source, name=c.id,
                               trials=config.eval_trials, timeout_s=config.eval_timeout_s,
                               slow_cutoff_ms=self._slow_cutoff_ms(c))
-        result = await engine.evaluator.aevaluate(request)
+        result = await evaluator.aevaluate(request)
         if result.reason == reasons.HARNESS_ERROR:
             self._status(f"{c.id}: the evaluator failed ({result.message}); trying again",
                          "warning")
-            result = await engine.evaluator.aevaluate(request)
+            result = await evaluator.aevaluate(request)
         if result.reason != reasons.HARNESS_ERROR:
             self._harness_errors_in_a_row = 0
             return result
@@ -57,7 +59,7 @@ class EvalStep:
         return result
 
     def _slow_cutoff_ms(self, c: Candidate) -> float | None:
-        best, factor = self.engine.best, self.engine.config.slow_cutoff_factor
+        best, factor = self.state.best, self.config.slow_cutoff_factor
         if (c.mutator == "seed" or best is None or not best.time_ms or not factor
                 or best.extra.get("interpreter")):
             return None
@@ -66,18 +68,17 @@ class EvalStep:
     async def _sanitized(self, c: Candidate, r: EvalResult) -> EvalResult:
         """compute-sanitizer on each would-be new best, where the evaluator offers it (CUDA C
         candidates on a machine that has the tool): a memory error rejects the candidate."""
-        engine = self.engine
-        sanitize = getattr(engine.evaluator, "asanitize", None)
-        best = engine.best
+        sanitize = getattr(self.evaluator, "asanitize", None)
+        best = self.state.best
         if sanitize is None or not r.accepted:
             return r
         if best is not None:
             probe = Candidate(id=c.id, source=c.source, time_ms=r.time_ms,
                               extra={"spread_pct": r.spread_pct})
-            if not engine.state.beats(probe, best):
+            if not self.state.beats(probe, best):
                 return r
         try:
-            report = await sanitize(engine.task, c.source)
+            report = await sanitize(self.task, c.source)
         except Exception as e:  # the tool failing is not the candidate's fault
             self._status(f"{c.id}: compute-sanitizer failed ({type(e).__name__}: {e})", "warning")
             return r

@@ -16,14 +16,13 @@ are interpreter wall times: they rank candidates but are never reported as speed
 The parts of an iteration live beside this module: ``inflight`` (slots, pause, stop),
 ``advice`` (the advice library), ``proposing`` (parent → child), ``evaluating`` (child →
 verdict), ``state`` (recording it) and ``checkpoints`` (the run directory for a resume).
+Each is handed what it uses (``context``: the task and the callbacks), never the engine.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import random
 import re
 import time
 import traceback
@@ -31,22 +30,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evotui.engine import distillation
 from evotui.engine import events as ev
 from evotui.engine import report as reporting
 from evotui.engine.advice import AdviceLink
 from evotui.engine.bootstrap import SeedWriter, can_write_seed
 from evotui.engine.checkpoints import Checkpoints, restore
+from evotui.engine.context import RunTask
 from evotui.engine.evaluating import EvalStep
 from evotui.engine.hooks import Evaluator, MemoryHook
 from evotui.engine.inflight import InFlight
-from evotui.engine.mutators import DUPLICATE, EXHAUSTED, EXTRACTION_KINDS, Mutator
+from evotui.engine.mutators import EXHAUSTED, Mutator
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate, Population
 from evotui.engine.proposing import Proposer
 from evotui.engine.rundir import RunDir
 from evotui.engine.state import EngineConfig, RunState
-from evotui.engine.subscribers import Subscriber
-from evotui.engine.task_facts import TaskFacts, describe_task
+from evotui.engine.subscribers import Broadcast
 from evotui.eval.results import EvalResult
 from evotui.task.model import TaskRef
 
@@ -81,7 +81,7 @@ class Engine:
         if checkpoint is None and not seed_source and not can_write_seed(mutator):
             raise ValueError("a new run needs a seed candidate's source, or a model to write one")
         self.task = task
-        self.task_source = task.source()
+        self.run_task = RunTask.of(task, evaluator.is_cpu)  # source and facts, for prompts
         self.evaluator = evaluator
         self.mutator = mutator
         self.config = config or EngineConfig()
@@ -95,34 +95,26 @@ class Engine:
         self._started: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inbox: asyncio.Queue[ev.Command] = asyncio.Queue()
-        self._subscribers: list[Subscriber] = []
-        self._log_failed = False
+        self._events = Broadcast(run_dir)
+        self._emit = self._events.emit
         self.state = RunState.new(self.config)  # checks the config, resumed or not
         if checkpoint is not None:
             self.state = restore(checkpoint, self.config, mutator, run_dir)
-        self._inflight = InFlight()
-        self._checkpoints = Checkpoints()
-        self._advice = AdviceLink(self, self._emit)
-        self._last_failure: str | None = None  # the kind of the latest failed mutation
-        self._proposer = Proposer(self, self._emit, self._mutator_gave_up)
-        self._eval = EvalStep(self, self._emit, self._finish)
+        self.inflight = InFlight()  # slots, pause and stop
+        self._checkpoints = Checkpoints(self.state, mutator, task.path, run_dir, self.run_info,
+                                        self.elapsed)
+        self._advice = AdviceLink(memory, self.config.memory_k, self.run_task,
+                                  evaluator.is_cpu, self._emit)
+        self._proposer = Proposer(mutator, self.run_task, self.config, self.state, self._emit,
+                                  self._finish)
+        self._eval = EvalStep(evaluator, task, self.config, self.state, self._emit,
+                              self._finish)
 
     # ---- public API ------------------------------------------------------------------------
     def subscribe(self, fn: Callable[[ev.Event], Any]) -> Callable[[], None]:
         """Receive every event. A plain callable runs on its own thread, a coroutine function
         in its own task: a slow subscriber never holds up the engine. Returns an unsubscribe."""
-        sub = Subscriber(fn)
-        self._subscribers.append(sub)
-        if self._loop is not None:
-            sub.start()
-
-        def unsubscribe() -> None:
-            if sub in self._subscribers:
-                self._subscribers.remove(sub)
-                if self._loop is not None:
-                    self._loop.create_task(sub.close(0))
-
-        return unsubscribe
+        return self._events.subscribe(fn)
 
     def send(self, command: ev.Command) -> None:
         """Queue a command; safe from any thread. Applied between iterations."""
@@ -146,89 +138,53 @@ class Engine:
     def stop(self, grace_s: float = 10.0) -> None:
         self.send(ev.Stop(grace_s))
 
-    # ---- read-only views of the run's state (``self.state``) --------------------------------
+    # ---- what the app reads (the rest is in ``self.state`` and ``self.inflight``) -----------
     @property
     def population(self) -> Population:
         return self.state.population
-
-    @property
-    def evaluated(self) -> int:
-        return self.state.evaluated
-
-    @property
-    def generation(self) -> int:
-        return self.state.generation
-
-    @property
-    def seed_id(self) -> str | None:
-        return self.state.seed_id
-
-    @property
-    def best_id(self) -> str | None:
-        return self.state.best_id
 
     @property
     def best(self) -> Candidate | None:
         return self.state.best
 
     @property
-    def hints(self) -> list[list[Any]]:
-        return self.state.hints
-
-    @property
-    def rng(self) -> random.Random:
-        return self.state.rng
-
-    @property
     def outcome(self) -> str | None:
         return self.state.outcome
 
     @property
-    def outcome_message(self) -> str:
-        return self.state.outcome_message
-
-    @property
-    def eval_seconds(self) -> float:
-        return self.state.eval_seconds
-
-    @property
     def paused(self) -> bool:
-        return self._inflight.paused
+        return self.inflight.paused
 
     @property
     def in_flight(self) -> int:
-        return self._inflight.reserved
-
-    @functools.cached_property
-    def facts(self) -> TaskFacts:
-        """What the judge checks and what the reference computes, for prompts and advice."""
-        return describe_task(self.task, "cpu" if self.evaluator.is_cpu else "cuda")
+        return self.inflight.reserved
 
     def elapsed(self) -> float:
         now = time.monotonic() - self._started if self._started is not None else 0.0
         return self.state.elapsed_before + now
 
     def evals_per_minute(self) -> float:
-        minutes = self.elapsed() / 60
-        return round(self.evaluated / minutes, 2) if minutes > 0 else 0.0
-
-    def account(self) -> dict[str, Any]:
-        return self.mutator.account.as_dict()
+        return reporting.evals_per_minute(self.state.evaluated, self.elapsed())
 
     def report(self) -> dict[str, Any]:
-        return reporting.build_report(self)
+        ev_ = self.evaluator
+        return reporting.build_report(self.state, reporting.RunFigures(
+            task=self.task, devices=tuple(ev_.devices), interpreter=ev_.is_cpu,
+            gpu=self.device_info, mutator=self.mutator.name, model=self.mutator.model,
+            llm=self.mutator.account.as_dict(), config=self.config,
+            run_dir=self.run_dir.path if self.run_dir else None, elapsed=self.elapsed(),
+            advice=self.advice_report))
 
     def checkpoint_data(self) -> dict[str, Any]:
         """A consistent snapshot: candidates in flight are left out (a resume redoes them)."""
-        return self._checkpoints.snapshot(self)
+        return self._checkpoints.snapshot()
 
     async def run(self) -> RunResult:
         """Run until ``config.iterations`` children are evaluated, a Stop, exhaustion of the
         search or a fatal failure. Writes the report and the last checkpoint in any case."""
         self._loop = asyncio.get_running_loop()
         self._started = time.monotonic()
-        for sub in self._subscribers:
-            sub.start()
+        self._events.start()
         inbox = asyncio.create_task(self._read_inbox())
         try:
             self._emit(ev.RunStarted(
@@ -237,53 +193,42 @@ class Engine:
                 mutator=self.mutator.name, model=self.mutator.model,
                 iterations=self.config.iterations,
                 run_dir=str(self.run_dir.path) if self.run_dir else None,
-                resumed=self.resumed, evaluated=self.evaluated,
+                resumed=self.resumed, evaluated=self.state.evaluated,
                 device_name=str(self.device_info.get("name", "")),
                 arch=self.device_info.get("arch")))
-            await asyncio.to_thread(lambda: self.facts)  # the task traced once, off the loop
-            if self.seed_id is None and self._seed_source is None:  # the model writes it
-                await self._inflight.tracked(SeedWriter(self, self._emit, self._finish).run(),
-                                             "mutate")
-            elif self.seed_id is None:
-                await self._inflight.tracked(self._evaluate_seed(), "evaluate")
-            if self.outcome is None and self.evaluated < self.config.iterations:
+            await asyncio.to_thread(lambda: self.run_task.facts)  # traced once, off the loop
+            if self.state.seed_id is None and self._seed_source is None:  # the model writes it
+                await self.inflight.tracked(self._seed_writer().run(), "mutate")
+            elif self.state.seed_id is None:
+                await self.inflight.tracked(self._evaluate_seed(), "evaluate")
+            if self.state.outcome is None and self.state.evaluated < self.config.iterations:
                 await self._run_slots()
-                if self.evaluated % self._generation_size():
+                if self.state.evaluated % self._generation_size():
                     await self._end_generation()  # the last, partial generation
-            self._finish("completed", f"evaluated {self.evaluated} of {self.config.iterations} "
-                         "children")
+            self._finish("completed", f"evaluated {self.state.evaluated} of "
+                         f"{self.config.iterations} children")
         except Exception as e:  # an engine bug: end the run with a clear message and a report
             log.exception("engine failure")
             self._emit(ev.Status("engine error:\n" + traceback.format_exc(limit=6), "error"))
             self._finish("failed", f"engine error: {type(e).__name__}: {e}")
         finally:
-            self._finish("stopped", f"interrupted after {self.evaluated} evaluated children")
-            await self._inflight.cancel_all()
-            if self.outcome == "stopped":  # evaluations in flight at the stop count too
+            self._finish("stopped", f"interrupted after {self.state.evaluated} evaluated children")
+            await self.inflight.cancel_all()
+            if self.state.outcome == "stopped":  # evaluations in flight at the stop count too
                 self.state.outcome_message = re.sub(
-                    r"after \d+ evaluated", f"after {self.evaluated} evaluated",
+                    r"after \d+ evaluated", f"after {self.state.evaluated} evaluated",
                     self.state.outcome_message)
             await self._distill()  # the inbox still runs: a Stop cuts it short
             inbox.cancel()
-            report = await self._checkpoints.write_final(self, self._emit)
-            for sub in self._subscribers:
-                await sub.close()
+            report = self.report()
+            await self._checkpoints.write_final(report, self._emit)
+            await self._events.close()
             await self.mutator.aclose()
-        return RunResult(self.outcome or "stopped", self.outcome_message, self.evaluated,
-                         self.best_id, report)
+        state = self.state
+        return RunResult(state.outcome or "stopped", state.outcome_message, state.evaluated,
+                         state.best_id, report)
 
     # ---- events and commands ---------------------------------------------------------------
-    def _emit(self, event: ev.Event) -> None:
-        if self.run_dir is not None:
-            try:
-                self.run_dir.log(event)
-            except OSError as e:
-                if not self._log_failed:
-                    self._log_failed = True
-                    log.warning("cannot write events.jsonl: %s", e)
-        for sub in self._subscribers:
-            sub.put(event)
-
     def _status(self, message: str, level: str = "info") -> None:
         self._emit(ev.Status(message, level))
 
@@ -293,12 +238,12 @@ class Engine:
 
     def _apply(self, cmd: ev.Command) -> None:
         if isinstance(cmd, ev.Pause):
-            if not self.paused:
-                self._inflight.pause()
-                self._status(f"paused ({self.in_flight} in flight finish first)")
+            if not self.inflight.paused:
+                self.inflight.pause()
+                self._status(f"paused ({self.inflight.reserved} in flight finish first)")
         elif isinstance(cmd, ev.Resume):
-            if self.paused:
-                self._inflight.resume()
+            if self.inflight.paused:
+                self.inflight.resume()
                 self._status("resumed")
         elif isinstance(cmd, ev.Stop):
             self._request_stop(cmd.grace_s)
@@ -308,7 +253,7 @@ class Engine:
                          else "hints cleared")
         elif isinstance(cmd, ev.PinParent):
             try:
-                self.population.pin(cmd.id)
+                self.state.population.pin(cmd.id)
                 self._status(f"{cmd.id} is the parent of the next mutation")
             except ValueError as e:
                 self._status(str(e), "warning")
@@ -318,43 +263,32 @@ class Engine:
             self._status(f"unknown command {cmd!r}", "warning")
 
     def _request_stop(self, grace_s: float) -> None:
-        if self._inflight.stopping and self.outcome == "stopped":  # a second Stop: now
-            self._inflight.cancel()
+        if self.inflight.stopping and self.state.outcome == "stopped":  # a second Stop: now
+            self.inflight.cancel()
             return
-        self._finish("stopped", f"stopped on request after {self.evaluated} evaluated children")
-        self._status(f"stopping: {self.in_flight} in flight get {grace_s:g} s to finish")
-        self._inflight.cancel(spare_evaluations=grace_s > 0)
+        self._finish("stopped",
+                     f"stopped on request after {self.state.evaluated} evaluated children")
+        self._status(f"stopping: {self.inflight.reserved} in flight get {grace_s:g} s to finish")
+        self.inflight.cancel(spare_evaluations=grace_s > 0)
         if grace_s > 0 and self._loop is not None:
-            self._loop.call_later(grace_s, self._inflight.cancel)
+            self._loop.call_later(grace_s, self.inflight.cancel)
 
     def _finish(self, outcome: str, message: str) -> None:
         """Record why the run ends (the first reason wins) and stop starting iterations."""
         self.state.finish(outcome, message)
-        self._inflight.stop_starting()
-
-    def _mutator_gave_up(self, outcome: str, message: str) -> None:
-        """Too many failed mutations in a row. A model that keeps repeating itself or answering
-        without usable code has nothing more to give, but the run has a best kernel: it ends
-        cleanly with the best kept. An unreachable server or a missing model is a failure."""
-        best = self.best
-        stale = self._last_failure == DUPLICATE or self._last_failure in EXTRACTION_KINDS
-        if outcome == "failed" and stale and best is not None:
-            self._finish("exhausted", f"the model stopped giving new programs ({message}); "
-                         f"the best, {best.id}, is kept")
-            return
-        self._finish(outcome, message)
+        self.inflight.stop_starting()
 
     # ---- the loop --------------------------------------------------------------------------
     async def _run_slots(self) -> None:
         n = self.config.concurrency or len(self.evaluator.lanes) + (
             1 if self.mutator.name == "param" else 2)
-        await self._inflight.run_slots(max(1, n), self._iteration,
-                                       lambda: self.config.iterations - self.evaluated)
+        await self.inflight.run_slots(max(1, n), self._iteration,
+                                       lambda: self.config.iterations - self.state.evaluated)
 
     async def _iteration(self) -> None:
-        self._inflight.set_phase("mutate")
-        cid = self.population.new_id()
-        parent = self.population.select_parent(self.rng)
+        self.inflight.set_phase("mutate")
+        cid = self.state.population.new_id()
+        parent = self.state.population.select_parent(self.state.rng)
         advice = await self._advice.retrieve(cid, parent, self.mutator.name == "param")
         mutation, parent = await self._proposer.propose(cid, parent, advice.block,
                                                         self.state.take_hints(), advice.items)
@@ -366,7 +300,6 @@ class Engine:
             return
         mutation = self._proposer.reject_duplicate(mutation)
         if mutation.source is None or not mutation.ok:
-            self._last_failure = mutation.failure_kind
             self._proposer.failed(cid, parent, mutation)
             return
         child = self._proposer.child(cid, parent, mutation, advice.views)
@@ -375,10 +308,10 @@ class Engine:
             mutator=child.mutator, model=child.model, description=child.description,
             diff=diff_text(parent.source, child.source, parent.id, cid),
             advice_ids=tuple(child.advice_ids), parent_origin=parent.copy_of or parent.id))
-        self._inflight.set_phase("evaluate")
+        self.inflight.set_phase("evaluate")
         result = await self._eval.evaluate(child)
         improved = self._record(child, parent, result)
-        generation_ends = self.evaluated % self._generation_size() == 0
+        generation_ends = self.state.evaluated % self._generation_size() == 0
         await self._advice.record_outcome(child.advice_ids, improved)
         if generation_ends:
             await self._end_generation()
@@ -388,8 +321,8 @@ class Engine:
 
     async def _evaluate_seed(self) -> None:
         assert self._seed_source is not None
-        seed = Candidate(id=self.population.new_id(), source=self._seed_source, mutator="seed",
-                         description="seed")
+        seed = Candidate(id=self.state.population.new_id(), source=self._seed_source,
+                         mutator="seed", description="seed")
         self._emit(ev.CandidateProposed(id=seed.id, parent_id=None, island=0, generation=0,
                                         mutator="seed", model=None, description="seed", diff=""))
         self._status(f"evaluating the seed {seed.id} on {', '.join(self.evaluator.devices)}"
@@ -402,7 +335,13 @@ class Engine:
             self._status(msg, "error")
             self._finish("failed", msg)
             return
-        await self._checkpoints.write(self)
+        await self._checkpoints.write()
+
+    def _seed_writer(self) -> SeedWriter:
+        return SeedWriter(self.mutator, self.run_task, self.config, self.state, self.run_dir,
+                          advice=self._advice, evaluator=self._eval, inflight=self.inflight,
+                          record=self._record, save=self._checkpoints.write, emit=self._emit,
+                          finish=self._finish)
 
     def _record(self, c: Candidate, parent: Candidate | None, r: EvalResult) -> bool:
         """Store a verdict and announce it; returns whether the child beat its parent."""
@@ -417,17 +356,17 @@ class Engine:
 
     async def _end_generation(self) -> None:
         self.state.generation += 1
-        migrants = self.population.maybe_migrate(self.generation, self.rng,
+        migrants = self.state.population.maybe_migrate(self.state.generation, self.state.rng,
                                                  self.config.migration_interval)
         if migrants:
             self._status("migration: " + ", ".join(f"{m.copy_of}→island {m.island}"
                                                    for m in migrants))
-        best, acc = self.best, self.account()
+        best, acc = self.state.best, self.mutator.account.as_dict()
         children = self.state.children()
         n_acc = sum(c.status == "accepted" for c in children)
         self._emit(ev.GenerationDone(
-            generation=self.generation, evaluated=self.evaluated, accepted=n_acc,
-            rejected=len(children) - n_acc, best_id=self.best_id,
+            generation=self.state.generation, evaluated=self.state.evaluated, accepted=n_acc,
+            rejected=len(children) - n_acc, best_id=self.state.best_id,
             best_time_ms=best.time_ms if best else None,
             best_speedup_eager=best.speedup_eager if best else None,
             best_speedup_compile=best.speedup_compile if best else None,
@@ -435,26 +374,21 @@ class Engine:
             evals_per_minute=self.evals_per_minute(), llm_calls=acc["calls"],
             llm_failures=acc["failures"], prompt_tokens=acc["prompt_tokens"],
             completion_tokens=acc["completion_tokens"]))
-        await self._checkpoints.write(self)
+        await self._checkpoints.write()
 
     async def _distill(self) -> None:
         """Successful mutations → proposed advice (``evotui.engine.distillation``). A Stop
         during it cancels it; what was stored by then stays."""
-        from evotui.engine import distillation
-
+        distilling = distillation.after_run(
+            self.state, self.config, self.run_task, memory=self.memory, evaluator=self.evaluator,
+            mutator=self.mutator, run_dir=self.run_dir, gpu=self.device_info)
         try:
-            r = await self._inflight.tracked(distillation.after_run(self), "distill")
+            r = await self.inflight.tracked(distilling, "distill")
         except Exception as e:  # never lose the report over the advice library
             r = distillation.off(f"failed: {type(e).__name__}: {e}")
         if r is None:
             r = distillation.off("cancelled by a stop request")
         self.advice_report = r
-        if r.get("distilled") and (r.get("eligible") or r.get("proposed") or r.get("merged")):
-            self._status(f"advice: {r['proposed']} proposed, {r['merged']} merged into existing "
-                         f"advice from {r['eligible']} mutations over "
-                         f"{r['min_gain'] * 100:.0f} %")
-        elif r.get("scratch"):
-            self._status(f"advice: none for the library from a CPU interpreter run; "
-                         f"{r['eligible']} interpreter gains listed in {r['scratch']}")
-        elif not r.get("distilled") and str(r.get("why", "")).startswith(("failed", "cancelled")):
-            self._status(f"advice distillation {r['why']}", "warning")
+        line = distillation.status_line(r)
+        if line is not None:
+            self._status(*line)

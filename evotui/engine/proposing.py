@@ -6,35 +6,37 @@ streak of failed mutations that ends a run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evotui.engine import events as ev
+from evotui.engine.context import Emit, Finish, RunTask
 from evotui.engine.mutators import (
     DUPLICATE,
     EXHAUSTED,
     EXTRACTION_KINDS,
     Mutation,
     MutationRequest,
+    Mutator,
 )
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate
 from evotui.engine.prompting import Inspiration, PromptContext, describe_metrics
+from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.steering import Steer, Steering
 from evotui.engine.tunables import config_key
 
-if TYPE_CHECKING:
-    from evotui.engine.loop import Engine
-
 
 class Proposer:
-    def __init__(self, engine: Engine, emit: Callable[[ev.Event], None],
-                 finish: Callable[[str, str], None]) -> None:
-        self.engine = engine  # its mutator, task source, config and state, read at each use
+    def __init__(self, mutator: Mutator, task: RunTask, config: EngineConfig, state: RunState,
+                 emit: Emit, finish: Finish) -> None:
+        self.mutator = mutator
+        self.task = task
+        self.config = config
+        self.state = state  # population, rng, tried programs, generation
         self._emit = emit
         self._finish = finish  # (outcome, message): ends the run
         self._failures_in_a_row = 0
-        self.steering = Steering(base_temperature(engine.mutator))
+        self.steering = Steering(base_temperature(mutator))
         self._steered_at = 0  # the streak last announced
 
     async def propose(self, cid: str, parent: Candidate, advice: str, hints: list[str],
@@ -45,17 +47,17 @@ class Proposer:
         def on_chunk(text: str) -> None:
             self._emit(ev.LLMChunk(cid, text))
 
-        engine = self.engine
+        state, pop = self.state, self.state.population
         tried_parents = {parent.source}
         while True:
             steer = self._steer(parent)
             request = MutationRequest(cid, parent, self._context(parent, advice, hints, steer),
-                                      engine.rng, frozenset(engine.state.tried), tuple(items),
+                                      state.rng, frozenset(state.tried), tuple(items),
                                       steer.temperature if steer else None)
-            mutation = await engine.mutator.propose(request, on_chunk)
+            mutation = await self.mutator.propose(request, on_chunk)
             if mutation.failure_kind != EXHAUSTED:
                 return mutation, parent
-            others = [c for c in engine.population.elites() + engine.population.candidates()
+            others = [c for c in pop.elites() + pop.candidates()
                       if c.status == "accepted" and c.source not in tried_parents]
             if not others:
                 return mutation, parent
@@ -64,9 +66,9 @@ class Proposer:
 
     def _steer(self, parent: Candidate) -> Steer | None:
         """The nudge for a model that keeps repeating itself (none for the parameters)."""
-        if self.engine.mutator.name == "param":
+        if self.mutator.name == "param":
             return None
-        tried = [c.description for c in self.engine.population.candidates()
+        tried = [c.description for c in self.state.population.candidates()
                  if c.parent_id == parent.id and c.description and c.copy_of is None
                  and c.mutator != "seed"]
         steer = self.steering.steer(tried)
@@ -80,22 +82,22 @@ class Proposer:
 
     def _context(self, parent: Candidate, advice: str, hints: list[str],
                  steer: Steer | None = None) -> PromptContext:
-        engine = self.engine
-        if engine.mutator.name == "param":  # no prompt: skip the diffs
-            return PromptContext(engine.task_source, parent)
+        task = self.task
+        if self.mutator.name == "param":  # no prompt: skip the diffs
+            return PromptContext(task.source, parent)
         inspirations = [
             Inspiration(c.id, describe_metrics(c), c.description,
                         diff_text(parent.source, c.source, parent.id, c.id))
-            for c in engine.population.inspirations(parent, engine.rng,
-                                                    engine.config.inspirations)]
-        return PromptContext(engine.task_source, parent, inspirations, advice, hints,
-                             parent.extra.get("last_failure"), engine.facts, steer)
+            for c in self.state.population.inspirations(parent, self.state.rng,
+                                                        self.config.inspirations)]
+        return PromptContext(task.source, parent, inspirations, advice, hints,
+                             parent.extra.get("last_failure"), task.facts, steer)
 
     def reject_duplicate(self, mutation: Mutation) -> Mutation:
         """``mutation``, or a failed one when its program was already evaluated or is in flight."""
-        if mutation.source is None or config_key(mutation.source) not in self.engine.state.tried:
+        if mutation.source is None or config_key(mutation.source) not in self.state.tried:
             return mutation
-        self.engine.mutator.account.fail(DUPLICATE)
+        self.mutator.account.fail(DUPLICATE)
         return Mutation(None, mutation.mutator, mutation.model, mutation.mode,
                         description=mutation.description, failure_kind=DUPLICATE,
                         failure="the answer is a program already evaluated",
@@ -112,10 +114,21 @@ class Proposer:
         self._emit(ev.Status(
             f"{cid}: {m.mutator} mutation of {parent.id} failed ({kind}): {m.failure}", "warning"))
         limit = (3 if kind in ("server_down", "model_missing")
-                 else self.engine.config.max_consecutive_failures)
+                 else self.config.max_consecutive_failures)
         if self._failures_in_a_row >= limit:
-            self._finish("failed", f"the {m.mutator} mutator failed {self._failures_in_a_row} "
-                         f"times in a row; last ({kind}): {m.failure}")
+            self._give_up(kind, f"the {m.mutator} mutator failed {self._failures_in_a_row} "
+                          f"times in a row; last ({kind}): {m.failure}")
+
+    def _give_up(self, kind: str, message: str) -> None:
+        """Too many failed mutations in a row. A model that keeps repeating itself or answering
+        without usable code has nothing more to give, but the run has a best kernel: it ends
+        cleanly with the best kept. An unreachable server or a missing model is a failure."""
+        best = self.state.best
+        if (kind == DUPLICATE or kind in EXTRACTION_KINDS) and best is not None:
+            self._finish("exhausted", f"the model stopped giving new programs ({message}); "
+                         f"the best, {best.id}, is kept")
+        else:
+            self._finish("failed", message)
 
     def child(self, cid: str, parent: Candidate, m: Mutation,
               advice_views: list[dict[str, Any]]) -> Candidate:
@@ -125,11 +138,11 @@ class Proposer:
         self._failures_in_a_row = 0
         self.steering.succeeded()
         self._steered_at = 0
-        self.engine.state.tried.add(config_key(m.source))
+        self.state.tried.add(config_key(m.source))
         shown = ([a["id"] for a in advice_views] if m.advice_ids is None
                  else list(m.advice_ids))
         return Candidate(id=cid, source=m.source, parent_id=parent.id, island=parent.island,
-                         generation=self.engine.generation, mutator=m.mutator, model=m.model,
+                         generation=self.state.generation, mutator=m.mutator, model=m.model,
                          advice_ids=shown, description=m.description, extra={"mode": m.mode})
 
 

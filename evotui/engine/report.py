@@ -8,12 +8,47 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
-from evotui.engine.population import Candidate
+from evotui.engine.population import Candidate, Population
+from evotui.engine.state import EngineConfig, RunState
+from evotui.task.model import TaskRef
 
-if TYPE_CHECKING:
-    from evotui.engine.loop import Engine
+
+class HasPopulation(Protocol):
+    """A running engine, as far as ``lineage`` and ``origin_id`` care."""
+
+    @property
+    def population(self) -> Population: ...
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """What the report says of a run besides its candidates (those are in ``RunState``)."""
+
+    task: TaskRef
+    devices: tuple[str, ...]
+    interpreter: bool  # times are Triton interpreter wall times: never called speedups
+    gpu: Mapping[str, Any]  # "name", "arch" when known
+    mutator: str
+    model: str | None
+    llm: Mapping[str, Any]  # the mutator's account
+    config: EngineConfig
+    run_dir: Path | None
+    elapsed: float  # seconds, resumes included
+    advice: Mapping[str, Any] | None = None  # the end-of-run distillation, once it ran
+
+
+def evals_per_minute(evaluated: int, elapsed: float) -> float:
+    minutes = elapsed / 60
+    return round(evaluated / minutes, 2) if minutes > 0 else 0.0
+
+
+def _population(of: Population | HasPopulation) -> Population:
+    return of if isinstance(of, Population) else of.population
 
 
 def _metrics(c: Candidate | None, parent_id: str | None = None) -> dict[str, Any] | None:
@@ -35,31 +70,32 @@ def _metrics(c: Candidate | None, parent_id: str | None = None) -> dict[str, Any
     }
 
 
-def lineage(engine: Engine, c: Candidate) -> list[Candidate]:
+def lineage(of: Population | HasPopulation, c: Candidate) -> list[Candidate]:
     """From the seed down to ``c`` (copies are skipped over)."""
+    pop = _population(of)
     chain: list[Candidate] = []
     node: Candidate | None = c
     while node is not None and len(chain) < 1000:
         if node.copy_of is None:
             chain.append(node)
         pid = node.parent_id
-        node = engine.population.get(pid) if pid and pid in engine.population else None
+        node = pop.get(pid) if pid and pid in pop else None
     return chain[::-1]
 
 
-def origin_id(engine: Engine, cid: str | None) -> str | None:
+def origin_id(of: Population | HasPopulation, cid: str | None) -> str | None:
     """The program ``cid`` is: itself, or the original of a copy (an island's seed copy, a
     migrant), so that a parent id always names a candidate that was evaluated."""
-    pop = engine.population
+    pop = _population(of)
     seen = 0
     while cid and cid in pop and pop.get(cid).copy_of and seen < 1000:
         cid, seen = pop.get(cid).copy_of, seen + 1
     return cid
 
 
-def build_report(engine: Engine) -> dict[str, Any]:
-    pop = engine.population
-    done = engine.state.children()
+def build_report(state: RunState, run: RunFigures) -> dict[str, Any]:
+    pop = state.population
+    done = state.children()
     accepted = [c for c in done if c.status == "accepted"]
     by_reason = Counter(c.reason or "unknown" for c in done if c.status == "rejected")
     by_mutator: dict[str, dict[str, int]] = {}
@@ -67,47 +103,46 @@ def build_report(engine: Engine) -> dict[str, Any]:
         row = by_mutator.setdefault(c.mutator, {"evaluated": 0, "accepted": 0})
         row["evaluated"] += 1
         row["accepted"] += c.status == "accepted"
-    seed = pop.get(engine.seed_id) if engine.seed_id and engine.seed_id in pop else None
-    best = engine.best
-    best_dict = _metrics(best, origin_id(engine, best.parent_id) if best else None)
-    interpreter = engine.evaluator.is_cpu
+    seed = pop.get(state.seed_id) if state.seed_id and state.seed_id in pop else None
+    best = state.best
+    best_dict = _metrics(best, origin_id(pop, best.parent_id) if best else None)
+    interpreter = run.interpreter
     if best_dict is not None:
         ratio = (seed.time_ms / best.time_ms if seed is not None and best is not None
                  and seed.time_ms and best.time_ms else None)
         best_dict["speedup_vs_seed"] = None if interpreter or ratio is None else round(ratio, 4)
-        best_dict["lineage"] = [x.id for x in lineage(engine, best)] if best else []
-    elapsed = engine.elapsed()
+        best_dict["lineage"] = [x.id for x in lineage(pop, best)] if best else []
     with_advice = [c for c in done if c.advice_ids]
-    advice = {**(engine.advice_report or {"distilled": False, "why": "the run has not ended",
+    advice = {**(run.advice or {"distilled": False, "why": "the run has not ended",
                                           "proposed": 0, "merged": 0}),
               "children_with_advice": len(with_advice),
               "improved_with_advice": sum(bool(c.extra.get("improved")) for c in with_advice)}
     return {
-        "task": engine.task.name,
-        "task_path": str(engine.task.path),
-        "device": ", ".join(engine.evaluator.devices),
-        "gpu": {k: engine.device_info.get(k) for k in ("name", "arch")},
+        "task": run.task.name,
+        "task_path": str(run.task.path),
+        "device": ", ".join(run.devices),
+        "gpu": {k: run.gpu.get(k) for k in ("name", "arch")},
         "interpreter": interpreter,
-        "mutator": engine.mutator.name,
-        "model": engine.mutator.model,
-        "outcome": engine.outcome,
-        "message": engine.outcome_message,
-        "iterations": engine.config.iterations,
-        "evaluated": engine.evaluated,
-        "generations": engine.generation,
+        "mutator": run.mutator,
+        "model": run.model,
+        "outcome": state.outcome,
+        "message": state.outcome_message,
+        "iterations": run.config.iterations,
+        "evaluated": state.evaluated,
+        "generations": state.generation,
         "accepted": len(accepted),
         "rejected": len(done) - len(accepted),
         "rejected_by_reason": dict(sorted(by_reason.items())),
         "by_mutator": by_mutator,
         "seed": _metrics(seed),
         "best": best_dict,
-        "llm": engine.account(),
+        "llm": dict(run.llm),
         "advice": advice,
-        "eval_seconds": round(engine.eval_seconds, 2),  # summed over candidates: lanes overlap
-        "wall_seconds": round(elapsed, 2),
-        "evaluations_per_minute": engine.evals_per_minute(),
-        "config": engine.config.to_dict(),
-        "run_dir": str(engine.run_dir.path) if engine.run_dir else None,
+        "eval_seconds": round(state.eval_seconds, 2),  # summed over candidates: lanes overlap
+        "wall_seconds": round(run.elapsed, 2),
+        "evaluations_per_minute": evals_per_minute(state.evaluated, run.elapsed),
+        "config": run.config.to_dict(),
+        "run_dir": str(run.run_dir) if run.run_dir else None,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 

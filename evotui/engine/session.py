@@ -344,6 +344,6 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
                     run_dir=run_dir, checkpoint=checkpoint, run_info=run_info)
     engine.device_info = {k: facts[k] for k in ("name", "arch") if k in facts}
     if checkpoint is not None:
-        notes.append(f"resuming {out}: {engine.evaluated} of {cfg.iterations} children evaluated, "
-                     f"generation {engine.generation}")
+        notes.append(f"resuming {out}: {engine.state.evaluated} of {cfg.iterations} children "
+                     f"evaluated, generation {engine.state.generation}")
     return Session(engine, evaluator, run_dir, opts, mutator.name, notes, owns)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evotui.engine.events import Event, LLMChunk
+from evotui.engine.rundir import RunDir
 
 log = logging.getLogger(__name__)
 _END = object()
@@ -89,3 +90,50 @@ class Subscriber:
             self._thread_q.put(_END)
             if self._thread is not None:
                 await asyncio.to_thread(self._thread.join, timeout)
+
+
+class Broadcast:
+    """Every event of a run, to the run directory's ``events.jsonl`` and to each subscriber.
+    Subscribers added before ``start`` begin receiving there."""
+
+    def __init__(self, run_dir: RunDir | None) -> None:
+        self.run_dir = run_dir
+        self._subscribers: list[Subscriber] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._log_failed = False
+
+    def subscribe(self, fn: Callable[[Event], Any]) -> Callable[[], None]:
+        sub = Subscriber(fn)
+        self._subscribers.append(sub)
+        if self._loop is not None:
+            sub.start()
+
+        def unsubscribe() -> None:
+            if sub in self._subscribers:
+                self._subscribers.remove(sub)
+                if self._loop is not None:
+                    self._loop.create_task(sub.close(0))
+
+        return unsubscribe
+
+    def start(self) -> None:
+        """Start delivering (call on the engine's loop)."""
+        self._loop = asyncio.get_running_loop()
+        for sub in self._subscribers:
+            sub.start()
+
+    def emit(self, event: Event) -> None:
+        if self.run_dir is not None:
+            try:
+                self.run_dir.log(event)
+            except OSError as e:
+                if not self._log_failed:
+                    self._log_failed = True
+                    log.warning("cannot write events.jsonl: %s", e)
+        for sub in self._subscribers:
+            sub.put(event)
+
+    async def close(self) -> None:
+        """Deliver what each subscriber has queued, then stop."""
+        for sub in self._subscribers:
+            await sub.close()

@@ -256,7 +256,7 @@ class SuiteRunner:
     async def _tick(self, r: ProblemResult, engine: Any) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             while True:
-                self.on_progress(Progress("tick", r, evaluated=engine.evaluated))
+                self.on_progress(Progress("tick", r, evaluated=engine.state.evaluated))
                 await asyncio.sleep(0.5)
 
 
