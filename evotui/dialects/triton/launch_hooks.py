@@ -276,12 +276,12 @@ class LaunchRecorder:
         """The kernels of a candidate file: its ``@triton.jit`` defs, by first line, and the
         text of each as checked (``source`` must be the very string the static rules parsed
         and the module is compiled from; raises SyntaxError for a file that does not parse)."""
-        from evotui.dialects.triton.jit_rules import kernel_texts
+        from evotui.dialects.triton.kernel_defs import kernel_texts
 
         self.kernels = {**(self.kernels or {}), filename: kernel_texts(source)}
 
     def _checked(self, fn: Any) -> Any:
-        """The checked def (``jit_rules.KernelText``) that ``fn`` was compiled from."""
+        """The checked def (``kernel_defs.KernelText``) that ``fn`` was compiled from."""
         code = fn.__code__ if type(fn) is types.FunctionType else None
         checked = None if code is None or self.kernels is None else \
             self.kernels.get(code.co_filename, {}).get(code.co_firstlineno)
