@@ -9,7 +9,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.seed import elementwise, gemm, pool, reduction, scan, stages
+import evotui.seed.elementwise as elementwise
+import evotui.seed.gemm as gemm
+import evotui.seed.pool as pool
+import evotui.seed.reduction as reduction
+import evotui.seed.scan as scan
+import evotui.seed.stages as stages
 from evotui.seed.common import assemble, init_source
 from evotui.seed.graph import Graph, NotDerivable
 from evotui.seed.trace import build_graph
