@@ -28,11 +28,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DIALECTS = {
     "triton": ["evotui/dialects/triton/static_rules.py", "evotui/dialects/triton/jit_rules.py",
-               "evotui/dialects/triton/kernel_rules.py", "evotui/dialects/triton/scope_rules.py",
+               "evotui/dialects/triton/kernel_rules.py", "evotui/dialects/triton/kernel_defs.py",
+               "evotui/dialects/triton/scope_rules.py",
                "evotui/dialects/triton/receiver_rules.py",
                "evotui/dialects/triton/module_reach.py", "evotui/dialects/triton/ast_paths.py",
                "evotui/dialects/triton/stdlib_rules.py",
-               "evotui/dialects/triton/text_rules.py"],
+               "evotui/dialects/triton/text_rules.py", "evotui/dialects/triton/rule_names.py",
+               "evotui/dialects/triton/path_rules.py",
+               "evotui/dialects/triton/annotation_rules.py"],
     "cuda": ["evotui/dialects/cuda/static_rules.py", "evotui/dialects/cuda/ptx_rules.py"],
     "runtime": ["evotui/eval/lockdown.py", "evotui/eval/op_policy.py"],
 }

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from evotui.dialects.triton import path_rules  # noqa: E402
 from evotui.dialects.triton import static_rules as rules  # noqa: E402
 from evotui.dialects.triton.ast_paths import dotted  # noqa: E402
 from evotui.dialects.triton.module_reach import MODULE_VALUES_ALLOWED, reachable_modules  # noqa: E402
@@ -561,7 +562,7 @@ def edge_allowed(node: ast.Attribute, aliases: dict[str, str]) -> tuple[bool, bo
     if rules._check_attribute(node, aliases, 0, whole_chain=True) is None:
         return True, False
     path = dotted(node, aliases) or ""
-    return any(a.startswith(path + ".") for a in rules.ALLOWED_MODULE_PATHS), True
+    return any(a.startswith(path + ".") for a in path_rules.ALLOWED_MODULE_PATHS), True
 
 
 # -- the walk -------------------------------------------------------------------------------
@@ -710,8 +711,8 @@ WEAKENED_ROOTS = ("import torch", "import triton", "own kernel (JITFunction)")
 
 def weaken_rules() -> None:
     rules.FORBIDDEN_ATTRIBUTES.difference_update(LIFTED_ATTRIBUTES)
-    rules.FORBIDDEN_MODULE_PATHS = tuple(
-        p for p in rules.FORBIDDEN_MODULE_PATHS if p not in LIFTED_PATHS
+    path_rules.FORBIDDEN_MODULE_PATHS = tuple(
+        p for p in path_rules.FORBIDDEN_MODULE_PATHS if p not in LIFTED_PATHS
     )
 
 

@@ -235,7 +235,7 @@ def _jit_kernel(tmp_path, source: str, pinned: bool):
     text = decode(path.read_bytes())
     recorder = LaunchRecorder()
     recorder.approve(str(path), text)
-    recorder._confirm_parsed_text(jit)
+    recorder.texts.hook_gpu_parse(jit)
     if pinned:
         pin(str(path), text)
     namespace = {"__name__": f"checked_text_{tmp_path.name}"}
@@ -246,7 +246,7 @@ def _jit_kernel(tmp_path, source: str, pinned: bool):
 
 
 def test_the_gpu_kernel_text_must_be_the_checked_def(tmp_path):
-    from evotui.dialects.triton.launch_hooks import KernelSourceMismatch
+    from evotui.dialects.triton.checked_texts import KernelSourceMismatch
 
     recorder, kernel = _jit_kernel(tmp_path / "seed", SEED, pinned=True)
     recorder.check_kernel(kernel)  # the honest seed: Triton's text is the checked def's

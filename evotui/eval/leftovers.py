@@ -18,12 +18,13 @@ def harness_code() -> dict[str, int]:
     turned a check off."""
     from triton.runtime import autotuner, jit
 
-    from evotui.dialects.triton import launch_hooks
+    from evotui.dialects.triton import checked_texts, launch_arguments, launch_hooks
     from evotui.eval import op_policy, perturb, timing
 
     code: dict[str, int] = {}
     runner = sys.modules["evotui.eval.candidate_runner"]
-    for module in (op_policy, launch_hooks, perturb, timing, runner, sys.modules[__name__]):
+    for module in (op_policy, launch_hooks, launch_arguments, checked_texts, perturb, timing,
+                   runner, sys.modules[__name__]):
         for name, value in vars(module).items():
             code[f"{module.__name__}.{name}"] = id(value)
             if isinstance(value, type) and value.__module__ == module.__name__:

@@ -1,7 +1,9 @@
 """The advice library (EvoMem): what worked, remembered across runs, curated by the human.
 
-- ``store``: ``AdviceStore`` — TinyDB with crash-proof writes and a file lock;
-- ``retrieve``: ``Retriever`` — hybrid BM25 (+ Ollama embeddings) top-K with boosts;
+- ``store``: ``AdviceStore`` — TinyDB with crash-proof writes and a file lock (its documents:
+  ``records``; export and import: ``sharing``; its errors: ``errors``);
+- ``retrieve``: ``Retriever`` — hybrid BM25 (+ Ollama embeddings) top-K with boosts (the
+  query: ``query``; the index over one generation of the library: ``advice_index``);
 - ``hook``: ``MemoryHook`` — what the engine calls (retrieve, record_outcome, accept...);
 - ``prompting``: advice as optional references in the mutation prompt;
 - ``distill``: successful mutations → one sentence of proposed advice;

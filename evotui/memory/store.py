@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,80 +23,29 @@ from tinydb import TinyDB
 from tinydb.table import Document, Table
 
 from evotui.memory.atomic import AtomicJSONStorage, CorruptLibrary, remove_stale_temps
+from evotui.memory.errors import (
+    AdviceError,
+    AmbiguousId,
+    DamagedAdvice,
+    LibraryLocked,
+    UnknownAdvice,
+)
 from evotui.memory.merge import merge
 from evotui.memory.model import STATUSES, Advice, Provenance, is_valid_id, new_id, now_iso
+from evotui.memory.records import MALFORMED, TABLE, AdviceTable, Snapshot, damage
+from evotui.memory.sharing import (
+    FORMAT_VERSION,
+    ImportResult,
+    export_doc,
+    merge_import,
+    read_import,
+)
 from evotui.memory.text import normalize_text
-
-_MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError)
-TABLE = "advice"
-EXPORT_FORMAT = "evotui-advice"
-FORMAT_VERSION = 1
 
 __all__ = [
     "AdviceStore", "AdviceError", "UnknownAdvice", "AmbiguousId", "CorruptLibrary",
     "DamagedAdvice", "LibraryLocked", "ImportResult", "Snapshot",
 ]
-
-
-class AdviceError(Exception):
-    """A user-facing problem with the advice library (printed as one line)."""
-
-
-class UnknownAdvice(AdviceError):
-    pass
-
-
-class AmbiguousId(AdviceError):
-    pass
-
-
-class LibraryLocked(AdviceError):
-    pass
-
-
-class DamagedAdvice(AdviceError):
-    def __init__(self, message: str, advice_id: str) -> None:
-        super().__init__(message)
-        self.advice_id = advice_id
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The raw documents of one generation of the library (read-only by contract)."""
-
-    gen: str | None
-    docs: list[dict[str, Any]]
-
-
-@dataclass
-class ImportResult:
-    added: list[str] = field(default_factory=list)
-    merged: list[str] = field(default_factory=list)
-    unchanged: int = 0
-
-
-class _AdviceTable(Table):
-    """Document ids are the advice ids themselves ("a1b2c3d4"): no int round trip."""
-
-    document_id_class = str  # type: ignore[assignment]
-
-    def _get_next_id(self):  # type: ignore[override]
-        raise TypeError("advice documents are always inserted with their own id")
-
-    def _update_table(self, updater: Callable[[dict], None]) -> None:
-        """TinyDB's version copies the whole table twice to convert int ids; ours are the
-        stored string keys already, so the table dict is updated as it is."""
-        storage = self._storage
-        tables = storage.read() or {}
-        table = tables.setdefault(self.name, {})
-        try:
-            updater(table)
-        except BaseException:
-            if isinstance(storage, AtomicJSONStorage):
-                storage.invalidate()  # the updater may have changed the cache half-way
-            raise
-        storage.write(tables)
-        self.clear_cache()
 
 
 class AdviceStore:
@@ -119,7 +67,7 @@ class AdviceStore:
         self.lock_timeout = lock_timeout
         self._storage: AtomicJSONStorage | None = None
         self._db = TinyDB(str(self.path), storage=self._make_storage)
-        self._table: Table = _AdviceTable(self.storage, TABLE, cache_size=0)
+        self._table: Table = AdviceTable(self.storage, TABLE, cache_size=0)
         self._lock = FileLock(str(self.lock_path), timeout=lock_timeout, poll_interval=0.005)
         self._mutex = threading.RLock()
         self._norm_memo: dict[str, str] = {}
@@ -211,7 +159,7 @@ class AdviceStore:
         checked: dict[int, tuple[dict[str, Any], str | None]] = {}
         for key, doc in table.items():
             hit = self._checked.get(id(doc))
-            why = hit[1] if hit is not None and hit[0] is doc else _damage(doc)
+            why = hit[1] if hit is not None and hit[0] is doc else damage(doc)
             checked[id(doc)] = (doc, why)
             if why is None:
                 good.append(doc)
@@ -238,7 +186,7 @@ class AdviceStore:
             doc = self._table.get(doc_id=advice_id)  # type: ignore[arg-type]
         try:
             return Advice.from_doc(dict(doc)) if isinstance(doc, dict) else None
-        except _MALFORMED:
+        except MALFORMED:
             return None
 
     def get(self, advice_id: str) -> Advice:
@@ -432,82 +380,18 @@ class AdviceStore:
 
     # -- sharing ---------------------------------------------------------------------------------
     def export_data(self) -> dict[str, Any]:
-        return {
-            "format": EXPORT_FORMAT,
-            "version": FORMAT_VERSION,
-            "library": self.library_id,
-            "exported": now_iso(),
-            "advice": [a.to_doc() for a in self.all()],
-        }
+        return export_doc(self.library_id, self.all())
 
     def import_data(self, data: Any) -> ImportResult:
-        """Merge an export (or a plain list of advice objects) into this library.
-
-        Same id or same normalised text: merged (counters, provenance, status by the later
-        decision). Otherwise added with its id and provenance. Importing twice adds nothing.
-        """
-        items = data.get("advice") if isinstance(data, dict) else data
-        if not isinstance(items, list):
-            raise AdviceError("not an advice export: expected a list under 'advice'")
-        incoming = [_advice_from_import(item, i) for i, item in enumerate(items)]
-        undated = {id(a) for a, stamped in incoming if not stamped}
-        result = ImportResult()
+        """Merge an export (or a plain list of advice objects) into this library
+        (``sharing.merge_import``). Importing twice adds nothing."""
+        incoming = read_import(data)
         with self._locked():
             by_id = {d["id"]: Advice.from_doc(d) for d in self.snapshot().docs}
-            by_text = {self._norm(a.text): a.id for a in by_id.values()}
-            changed: dict[str, Advice] = {}
-            added: dict[str, Advice] = {}
-            for adv, _ in incoming:
-                target = adv.id if adv.id in by_id else by_text.get(self._norm(adv.text))
-                if target is not None:
-                    local = by_id[target]
-                    if id(adv) in undated:  # a bare {"text": ...}: its "now" is not news
-                        adv = adv.with_(created=local.created, updated=local.updated,
-                                        decided=local.decided)
-                    merged = merge(local, adv)
-                    if merged is local:
-                        result.unchanged += 1
-                        continue
-                    by_id[target] = merged
-                    (added if target in added else changed)[target] = merged
-                    if target not in result.merged and target not in added:
-                        result.merged.append(target)
-                    continue
-                while adv.id in by_id or self._taken(adv.id):
-                    adv = adv.with_(id=new_id())
-                by_id[adv.id] = added[adv.id] = adv
-                by_text[self._norm(adv.text)] = adv.id
-                result.added.append(adv.id)
+            changed, added, result = merge_import(by_id, incoming, self._norm, self._taken)
             self._put(changed.values())
             if added:
                 self._table.insert_multiple(
                     [Document(a.to_doc(), doc_id=a.id) for a in added.values()]  # type: ignore[arg-type]
                 )
         return result
-
-
-def _damage(doc: Any) -> str | None:
-    """Why ``doc`` is not a valid advice record, or None."""
-    try:
-        Advice.from_doc(doc)
-    except _MALFORMED as e:
-        return str(e) or type(e).__name__
-    return None
-
-
-def _advice_from_import(item: Any, index: int) -> tuple[Advice, bool]:
-    """The advice in one imported item, and whether it carried its own timestamps."""
-    if isinstance(item, str):
-        item = {"text": item}
-    if not isinstance(item, dict) or not str(item.get("text") or "").strip():
-        raise AdviceError(f"advice #{index + 1} in the file has no text")
-    doc = dict(item)
-    if not is_valid_id(str(doc.get("id") or "")):
-        doc["id"] = new_id()
-    if not doc.get("provenance"):  # stable, so that importing the same file twice is a no-op
-        doc["provenance"] = [Provenance(source="imported", date=str(doc.get("created") or "")).to_doc()]
-    try:
-        return Advice.from_doc(doc), bool(doc.get("created"))
-    except _MALFORMED as e:
-        which = f" (id {item['id']})" if isinstance(item.get("id"), str) else ""
-        raise AdviceError(f"advice #{index + 1}{which} in the file is not valid: {e}") from None

@@ -9,13 +9,19 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.seed import conv, elementwise, gemm, pool, reduction, scan, stages
+import evotui.seed.conv as conv
+import evotui.seed.elementwise as elementwise
+import evotui.seed.gemm as gemm
+import evotui.seed.pool as pool
+import evotui.seed.reduction as reduction
+import evotui.seed.scan as scan
+import evotui.seed.stages as stages
 from evotui.seed.common import assemble, init_source
 from evotui.seed.graph import Graph, NotDerivable
 from evotui.seed.trace import build_graph
 
-FAMILIES = (("gemm", gemm), ("convolution", conv), ("reduction", reduction), ("pooling", pool), ("scan", scan),
-            ("elementwise", elementwise))
+FAMILIES = (("gemm", gemm), ("convolution", conv), ("reduction", reduction), ("pooling", pool),
+            ("scan", scan), ("elementwise", elementwise))
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ broadcast to one shape, fused into one flat kernel (BLOCK_SIZE elements per prog
 
 from __future__ import annotations
 
-from evotui.seed import codegen
+import evotui.seed.codegen as codegen
 from evotui.seed.common import (
     Operands,
     Parts,

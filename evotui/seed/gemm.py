@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from evotui.seed import codegen
+import evotui.seed.codegen as codegen
 from evotui.seed.common import (
     Operands,
     Parts,

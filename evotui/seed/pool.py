@@ -6,7 +6,7 @@ so broadcast parameters (a per-channel bias) need no copy."""
 
 from __future__ import annotations
 
-from evotui.seed import codegen
+import evotui.seed.codegen as codegen
 from evotui.seed.common import (
     Operands,
     Parts,

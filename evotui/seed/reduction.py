@@ -6,7 +6,7 @@ in BLOCK_R chunks once per reduction, then once more to write full-size outputs.
 
 from __future__ import annotations
 
-from evotui.seed import codegen
+import evotui.seed.codegen as codegen
 from evotui.seed.common import (
     Operands,
     Parts,

@@ -5,7 +5,7 @@ running total from chunk to chunk (tl.cumsum / tl.cumprod within a chunk)."""
 
 from __future__ import annotations
 
-from evotui.seed import codegen
+import evotui.seed.codegen as codegen
 from evotui.seed.common import (
     Operands,
     Parts,

@@ -22,20 +22,17 @@ that is not a candidate) and optionally a seed candidate (``seed.py``).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import types
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evotui.task.constants import shape_overrides, size_constants
+from evotui.task.errors import TaskChanged, TaskError
+
 SEED_NAMES = ("seed.py", "seed_triton.py", "seed_cuda.py")  # the first one present is the default
 _CANDIDATE_HINTS = ("seed", "candidate", "best", "new")
-
-
-class TaskError(Exception):
-    """A user-facing problem with a task file: printed as one line, exit code 2."""
 
 
 @dataclass(frozen=True)
@@ -127,8 +124,6 @@ def resolve_task(path: str | Path, shape: dict[str, Any] | None = None,
 
 def _checked_overrides(module: types.ModuleType, path: Path,
                        shape: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    from evotui.task.shapes import size_constants
-
     known = size_constants(module)
     for name, value in shape.items():
         if name not in known:
@@ -149,10 +144,6 @@ def _find_task_file(folder: Path) -> Path:
     if not pys:
         raise TaskError(f"no task file in {folder} (expected task.py)")
     raise TaskError(f"several task files in {folder}: {', '.join(f.name for f in pys)}; name one")
-
-
-class TaskChanged(TaskError):
-    """The task file is no longer the text the run started with."""
 
 
 def load_module(path: Path, module_name: str, sha256: str | None = None) -> types.ModuleType:
@@ -222,17 +213,6 @@ def _opt_float(v: Any) -> float | None:
         return float(v)
     except (TypeError, ValueError):
         raise TaskError(f"tolerance must be a number, got {v!r}") from None
-
-
-@contextlib.contextmanager
-def shape_overrides(module: types.ModuleType, shape: dict[str, Any]) -> Iterator[None]:
-    """Temporarily set a task module's constants (``batch_size``...) for one shape."""
-    saved = {k: module.__dict__[k] for k in shape}
-    module.__dict__.update(shape)
-    try:
-        yield
-    finally:
-        module.__dict__.update(saved)
 
 
 SEED_AFTER_INPUTS = 0x5EED

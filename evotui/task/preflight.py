@@ -9,8 +9,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from evotui.task.model import TaskError, TaskRef, load_module, make_init_inputs, shape_overrides
-from evotui.task.shapes import Footprint, footprint, size_constants
+from evotui.task.constants import shape_overrides, size_constants
+from evotui.task.errors import TaskError
+from evotui.task.model import TaskRef, load_module, make_init_inputs
+from evotui.task.shapes import Footprint, footprint
 
 # what the Triton interpreter gets through in seconds per call (64 MB took ~30 s a call)
 CPU_INPUT_LIMIT_BYTES = 64 * 2**20

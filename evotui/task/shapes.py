@@ -16,7 +16,8 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.task.model import TaskError, shape_overrides
+from evotui.task.constants import shape_overrides, size_constants
+from evotui.task.errors import TaskError
 
 CPU_BYTES_LIMIT = 2**20
 CPU_FLOPS_LIMIT = 5e7
@@ -62,24 +63,6 @@ class CpuShape:
             return f"CPU shape: the file's own ({sizes})"
         return (f"CPU shape: {', '.join(changed)}: {sizes}; --shape NAME=VALUE sets a constant "
                 "yourself")
-
-
-def size_constants(module: types.ModuleType) -> dict[str, Any]:
-    """Module constants (ints, or tuples of ints) that get_inputs/get_init_inputs read."""
-    names: set[str] = set()
-    for fn in (getattr(module, "get_inputs", None), getattr(module, "get_init_inputs", None)):
-        code = getattr(fn, "__code__", None)
-        stack = [code] if code is not None else []
-        while stack:
-            c = stack.pop()
-            names.update(c.co_names)
-            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    out: dict[str, Any] = {}
-    for name in sorted(names):
-        value = module.__dict__.get(name)
-        if _is_int(value) or (isinstance(value, tuple) and value and all(_is_int(v) for v in value)):
-            out[name] = value
-    return out
 
 
 def footprint(module: types.ModuleType, shape: dict[str, Any]) -> Footprint:
@@ -146,10 +129,6 @@ def _scaled(value: Any, scale: int) -> Any:
     if value < FLOOR:
         return value
     return max(FLOOR, value // scale)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _nbytes(t: Any) -> int:

@@ -4,17 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from evotui.tui.population import COLUMNS
 
-if TYPE_CHECKING:
-    from evotui.tui.app import EvotuiApp
+
+class PaletteActions(Protocol):
+    """The app's actions the palette offers (``EvotuiApp`` has them all)."""
+
+    def action_toggle_pause(self) -> object: ...
+    def action_new_advice(self) -> object: ...
+    def action_accept(self) -> object: ...
+    def action_veto(self) -> object: ...
+    def action_hint(self) -> object: ...
+    def action_export(self) -> object: ...
+    def action_details(self) -> object: ...
+    def action_pin(self) -> object: ...
+    def action_quit(self) -> object: ...
+    def action_sort(self, column: str) -> object: ...
 
 
-def commands(app: EvotuiApp) -> list[tuple[str, str, Callable[[], object]]]:
+def commands(app: PaletteActions) -> list[tuple[str, str, Callable[[], object]]]:
     out: list[tuple[str, str, Callable[[], object]]] = [
         ("Pause / resume the run", "space: in-flight evaluations finish first",
          app.action_toggle_pause),

@@ -16,14 +16,7 @@ from evotui.dialects.base import StaticIssue
 from evotui.dialects.cuda.launch_hooks import CudaLaunchRecorder
 from evotui.dialects.cuda.spec import is_cuda_candidate
 from evotui.dialects.cuda.static_rules import check_source
-
-# Same tolerances as the Triton dialect (KernelBench-style).
-_TOLERANCES = {
-    "torch.float64": (1e-7, 1e-7),
-    "torch.float32": (1e-4, 1e-4),
-    "torch.bfloat16": (1e-2, 1e-2),
-    "torch.float16": (1e-2, 1e-2),
-}
+from evotui.dialects.tolerances import default_tolerances
 
 
 class CudaBackend:
@@ -65,7 +58,7 @@ class CudaBackend:
         return build_model_class(source, task_module, recorder)
 
     def tolerances(self, dtype: str) -> tuple[float, float]:
-        return _TOLERANCES.get(dtype, (0.0, 0.0))
+        return default_tolerances(dtype)
 
 
 __all__ = ["CudaBackend", "is_cuda_candidate"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from evotui.dialects.cuda import ptx_rules
+import evotui.dialects.cuda.ptx_rules as ptx_rules
 
 PROGRAM_NAME = "candidate.cu"
 MAX_LOG_CHARS = 1500

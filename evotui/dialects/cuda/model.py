@@ -19,9 +19,12 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+import evotui.dialects.cuda.compiler as compiler
+import evotui.dialects.cuda.device_code as device_code
+import evotui.dialects.cuda.guards as guards
+import evotui.dialects.cuda.launcher as launcher
 from evotui.core import reasons
 from evotui.dialects.base import CandidateError
-from evotui.dialects.cuda import compiler, device_code, guards, launcher
 from evotui.dialects.cuda.expr import Expr, ExprError, evaluate_int
 from evotui.dialects.cuda.launch_hooks import CudaLaunchRecorder
 from evotui.dialects.cuda.spec import BufferSpec, CandidateSpec, SpecError, parse_spec

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import re
 
+import evotui.dialects.cuda.device_code as device_code
 from evotui.core import reasons
 from evotui.dialects.base import StaticIssue
-from evotui.dialects.cuda import device_code
 from evotui.dialects.cuda.spec import CandidateSpec, SpecError, parse_spec
 
 ALLOWED_HEADERS = frozenset({

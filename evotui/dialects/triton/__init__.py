@@ -6,16 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from evotui.dialects.base import StaticIssue
+from evotui.dialects.tolerances import default_tolerances
 from evotui.dialects.triton.launch_hooks import LaunchRecorder
 from evotui.dialects.triton.static_rules import check_source
-
-# KernelBench-style tolerances: tight for fp32, loose for 16-bit floats.
-_TOLERANCES = {
-    "torch.float64": (1e-7, 1e-7),
-    "torch.float32": (1e-4, 1e-4),
-    "torch.bfloat16": (1e-2, 1e-2),
-    "torch.float16": (1e-2, 1e-2),
-}
 
 
 class TritonBackend:
@@ -29,4 +22,4 @@ class TritonBackend:
         return LaunchRecorder()
 
     def tolerances(self, dtype: str) -> tuple[float, float]:
-        return _TOLERANCES.get(dtype, (0.0, 0.0))
+        return default_tolerances(dtype)

@@ -20,108 +20,24 @@ of the file's ``@triton.jit`` defs. So what is jitted must be exactly those defs
 
 That Triton compiles these defs' own text, not other text it found (a string in the body
 holding another ``def``, a file read in another encoding), is the launch hooks' check
-(``kernel_texts``, ``LaunchRecorder.confirm_text``), not a rule on lines.
+(``kernel_defs.kernel_texts``, ``LaunchRecorder.confirm_text``), not a rule on lines.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import textwrap
-from typing import NamedTuple
 
 from evotui.core import reasons
 from evotui.dialects.base import StaticIssue
-from evotui.dialects.triton.ast_paths import dotted, module_aliases, resolve
+from evotui.dialects.triton.ast_paths import dotted, resolve
+from evotui.dialects.triton.kernel_defs import decorator_path, jit_defs, kernel_assignments
+from evotui.dialects.triton.kernel_rules import constant_expression, module_constants
 from evotui.dialects.triton.receiver_rules import ctx_fields
-from evotui.dialects.triton.scope_rules import bindings, bound_names
-from evotui.dialects.triton.text_rules import python_lines
+from evotui.dialects.triton.scope_rules import bound_names
 
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
 BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-def _decorator_path(dec: ast.expr, aliases: dict[str, str]) -> str | None:
-    return dotted(dec.func if isinstance(dec, ast.Call) else dec, aliases)
-
-
-def jit_defs(tree: ast.Module, aliases: dict[str, str]) -> list[ast.FunctionDef]:
-    """The defs decorated with ``triton.jit`` (however imported), and those a top-level
-    ``kernel = triton.jit(fn)`` makes kernels of (``kernel_assignments``)."""
-    decorated = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                 and any(_decorator_path(d, aliases) == "triton.jit" for d in n.decorator_list)]
-    called = [fn for fn, _ in kernel_assignments(tree, aliases).values()]
-    return decorated + [fn for fn in dict.fromkeys(called) if fn not in decorated]
-
-
-WRAPPERS = {"triton.autotune", "triton.heuristics"}
-
-
-def _constant_option(value: ast.expr) -> bool:
-    """`do_not_specialize=["eps"]`, `debug=True`: options that are constants (not a callable
-    Triton would call, such as `repr=` or `launch_metadata=`)."""
-    if isinstance(value, ast.List | ast.Tuple):
-        return all(_constant_option(v) for v in value.elts)
-    return isinstance(value, ast.Constant)
-
-
-def kernel_assignments(tree: ast.Module, aliases: dict[str, str]
-                       ) -> dict[str, tuple[ast.FunctionDef, frozenset[int]]]:
-    """``softmax = triton.jit(_softmax)``, ``k = triton.autotune(configs, key)(triton.jit(f))``
-    at the top level: triton's decorators called as functions, as code generators and some
-    libraries write them. Each such name → the def it makes a kernel of (a top-level def
-    without decorators, bound once in the file, so the kernel rules check its body) and the
-    ids of the decorator references in the expression."""
-    counts: dict[str, int] = {}
-    for name, _ in bindings(tree):
-        counts[name] = counts.get(name, 0) + 1
-    plain = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)
-             and not n.decorator_list and counts.get(n.name) == 1}
-
-    def kernel_of(node: ast.expr, refs: list[int]) -> ast.FunctionDef | None:
-        if not isinstance(node, ast.Call):
-            return None
-        func = node.func
-        if (isinstance(func, ast.Call) and _decorator_path(func, aliases) in WRAPPERS
-                and len(node.args) == 1 and not node.keywords):
-            refs.append(id(func.func))
-            return kernel_of(node.args[0], refs)
-        if (dotted(func, aliases) == "triton.jit" and len(node.args) == 1
-                and isinstance(node.args[0], ast.Name) and node.args[0].id in plain
-                and all(_constant_option(k.value) for k in node.keywords)):
-            refs.append(id(func))
-            return plain[node.args[0].id]
-        return None
-
-    out: dict[str, tuple[ast.FunctionDef, frozenset[int]]] = {}
-    for stmt in tree.body:
-        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
-        if not isinstance(target, ast.Name) or stmt.value is None:
-            continue
-        refs: list[int] = []
-        fn = kernel_of(stmt.value, refs)
-        if fn is not None:
-            out[target.id] = (fn, frozenset(refs))
-    return out
-
-
-class KernelText(NamedTuple):
-    def_line: int  # the `def` line (after the decorators)
-    text: str  # the def's lines, dedented: what Triton must parse for it
-
-
-def kernel_texts(source: str) -> dict[int, KernelText]:
-    """The checked kernels by ``co_firstlineno`` (the first decorator's line: what the launch
-    hooks accept as the function a kernel object runs), each with its ``def`` statement's
-    text as Triton takes it from the file: from the ``def`` line to the last line of the
-    body, dedented. Lines are Python's (``text_rules.python_lines``), as pinned for
-    ``inspect``. Raises SyntaxError for a file that does not parse."""
-    tree = ast.parse(source)
-    lines = python_lines(source)
-    return {min([d.lineno for d in n.decorator_list] + [n.lineno]):
-            KernelText(n.lineno, textwrap.dedent("".join(lines[n.lineno - 1:n.end_lineno])))
-            for n in jit_defs(tree, module_aliases(tree))}
 
 
 def check_jit_rules(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | None:
@@ -174,7 +90,7 @@ def _check_decorators(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue 
     for node in ast.walk(tree):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
-        paths = [_decorator_path(d, aliases) for d in node.decorator_list]
+        paths = [decorator_path(d, aliases) for d in node.decorator_list]
         if not any(p in TRITON_DECORATORS for p in paths):
             continue
         first = node.decorator_list[0]
@@ -222,8 +138,6 @@ def _literal(node: ast.expr | None, aliases: dict[str, str],
             isinstance(a, ast.Constant) for a in node.args):
         return True
     # `2 ** 10`, `1 << 10`, `float("-inf")`: a number computed from constants
-    from evotui.dialects.triton.kernel_rules import constant_expression  # (it imports us)
-
     return tree is not None and constant_expression(node, tree, aliases, constants)
 
 
@@ -253,8 +167,6 @@ def _check_kernels(tree: ast.Module, aliases: dict[str, str]) -> StaticIssue | N
     kernels = jit_defs(tree, aliases)
     own = {k.name for k in kernels}
     shadowed = bound_names(tree)  # builtins the file rebinds are its own objects
-    from evotui.dialects.triton.kernel_rules import module_constants  # (it imports us)
-
     constants = module_constants(tree, aliases)
     for kernel in kernels:
         where = f"in the Triton kernel `{kernel.name}`"

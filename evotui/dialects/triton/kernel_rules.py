@@ -14,7 +14,7 @@ from collections import Counter
 from evotui.core import reasons
 from evotui.dialects.base import StaticIssue
 from evotui.dialects.triton.ast_paths import resolve
-from evotui.dialects.triton.jit_rules import jit_defs, kernel_assignments
+from evotui.dialects.triton.kernel_defs import jit_defs, kernel_assignments
 from evotui.dialects.triton.scope_rules import bindings
 
 # what a `@triton.jit` body may call by bare name besides the file's own jit functions: on

@@ -27,22 +27,38 @@ import ast
 
 from evotui.core import reasons
 from evotui.dialects.base import StaticIssue
+from evotui.dialects.triton.annotation_rules import check_annotations
 from evotui.dialects.triton.ast_paths import dotted, module_aliases, without_main_block
 from evotui.dialects.triton.jit_rules import check_jit_rules
 from evotui.dialects.triton.kernel_rules import check_kernel_bodies, root_name
 from evotui.dialects.triton.module_reach import (
     check_module_values,
-    hidden_module_on,
     reachable_modules,
 )
+from evotui.dialects.triton.path_rules import ALLOWED_MODULE_PATHS, forbidden_path
 from evotui.dialects.triton.receiver_rules import (
     AUTOGRAD_FUNCTION,
-    CONSTRUCTOR_PREFIXES,
     check_unbound_method_calls,
     ctx_fields,
     own_init,
     trusted_root,
     trusted_selves,
+)
+from evotui.dialects.triton.rule_names import (
+    ALLOWED_BASE_NAMES,
+    ALLOWED_BASE_PREFIXES,
+    ALLOWED_DUNDERS,
+    ALLOWED_IMPORTS,
+    ALLOWED_PRIVATE,
+    BUILTIN_TYPES,
+    FORBIDDEN_ATTRIBUTE_PREFIXES,
+    FORBIDDEN_ATTRIBUTE_SUFFIXES,
+    FORBIDDEN_ATTRIBUTES,
+    FORBIDDEN_BASES,
+    FORBIDDEN_CALLS,
+    FORBIDDEN_KEYWORDS,
+    HARMLESS_MODULE_NAMES,
+    MODULE_NAMES,
 )
 from evotui.dialects.triton.scope_rules import bindings, check_names
 from evotui.dialects.triton.stdlib_rules import (
@@ -51,168 +67,11 @@ from evotui.dialects.triton.stdlib_rules import (
     WRAPS_DECORATOR,
     check_environment,
     check_wraps,
-    forbidden_stdlib_path,
     stdlib_member,
 )
 from evotui.dialects.triton.text_rules import check_text, without_bom
 
-ALLOWED_IMPORTS = {
-    "torch", "torch.nn", "torch.nn.functional",
-    "triton", "triton.language", "triton.language.math", "triton.language.extra",
-    "triton.language.extra.libdevice", "triton.language.extra.cuda",
-    "triton.language.extra.cuda.libdevice", "triton.runtime", "triton.tools.tensor_descriptor",
-    "math", "typing", "functools", "itertools", "operator", "dataclasses", "__future__",
-    "collections", "collections.abc", "enum",
-    # harmless helpers honest kernel files import: a device guard, a logger, a `__main__`
-    # benchmark's clock and random shapes, deprecation warnings, mixed-precision decorators
-    "contextlib", "logging", "time", "random", "warnings", "torch.amp", "torch.cuda.amp",
-    # an environment flag, the CPU count, paths (by their name lists: stdlib_rules)
-    "os", "os.path", "pathlib",
-}
 
-# code from strings, attributes by string, the module's namespace, a file descriptor
-FORBIDDEN_CALLS = {
-    "eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
-    "locals", "vars", "open",
-}
-
-# Parts of torch / triton a kernel candidate never needs (prefix match on dotted names).
-FORBIDDEN_MODULE_PATHS = (
-    "torch.cuda", "torch.utils", "torch.library", "torch.ops", "torch.autograd",
-    "torch.backends", "torch.compile", "torch.jit", "torch.multiprocessing",
-    "torch.distributed", "torch.hub", "torch.profiler", "torch.accelerator",
-    "torch.Stream", "torch.Event", "torch.cpu", "torch.mps", "torch.xpu", "torch.manual_seed",
-    "torch.seed", "torch.set_", "torch.use_deterministic_algorithms", "torch.load",
-    "torch.save", "torch.from_file", "torch.classes", "torch.fx", "torch.export",
-    "torch.overrides", "torch.get_device_module", "torch.random",
-    "torch.package", "torch.serialization",
-    # storages map files (`UntypedStorage.from_file`); `parallel_apply` runs torch in
-    # threads the op policy does not watch; onnx and the compiler write or run elsewhere
-    "torch.UntypedStorage", "torch.TypedStorage", "torch.storage", "torch.nn.parallel",
-    "torch.onnx", "torch.compiler",
-    # torch.save's zip writer and reader at the top level (any file), TorchScript
-    "torch.PyTorchFileWriter", "torch.PyTorchFileReader", "torch.import_ir_module",
-    "torch.import_ir_module_from_buffer", "torch.ScriptModule", "torch.ScriptModuleSerializer",
-    "torch.fork", "torch.wait",
-    # TorchScript compiled from a string resolves `aten::from_file` in C++; `triton.compile`
-    # builds kernels no rule checked
-    "torch.CompilationUnit", "triton.compile",
-    "triton.testing", "triton.knobs", "triton.compiler", "triton.backends", "triton.tools",
-    "triton.runtime",
-)
-# ... except these, which honest kernels use to size their grids or describe TMA tiles.
-ALLOWED_MODULE_PATHS = (
-    "torch.compiler.is_compiling",
-    # a decorator that keeps a host function out of torch.compile graphs (calls it as is)
-    "torch.compiler.disable",
-    # mixed-precision decorators on autograd Functions (`custom_fwd`, `custom_bwd`)
-    "torch.cuda.amp",
-    # nn.Linear.reset_parameters, copied into a module's __init__
-    "torch.nn.init._calculate_fan_in_and_fan_out",
-    # kernel libraries ship a forward as an autograd Function (`F.apply(x, w)`)
-    "torch.autograd.Function",
-    "triton.runtime.driver.active.utils.get_device_properties",
-    "triton.runtime.driver.active.get_current_device",
-    "triton.runtime.driver.active.get_current_target",
-    "triton.runtime.driver.active.get_active_torch_device",
-    "triton.tools.tensor_descriptor.TensorDescriptor",  # host-side TMA descriptors (Hopper+)
-)
-# What a kernel library asks about the machine, on any backend's device module: portable code
-# branches on `torch.xpu.is_available()`, `torch.backends.mps.is_available()`, and sizes its
-# grids from `torch.cuda.get_device_capability()` (`torch.cuda.device(d)` is a device guard)
-DEVICE_MODULES = ("torch.cuda", "torch.xpu", "torch.mps", "torch.cpu", "torch.mtia",
-                  "torch.npu")
-DEVICE_QUERIES = frozenset({"is_available", "device_count", "current_device", "device",
-                            "get_device_properties", "get_device_capability", "get_device_name",
-                            "is_bf16_supported", "is_initialized"})
-BACKEND_QUERIES = frozenset({"is_available", "is_built"})  # torch.backends.<name>.<query>
-
-# Attribute names banned on any object.
-FORBIDDEN_ATTRIBUTES = {
-    "Stream", "stream", "Event", "synchronize", "set_stream", "current_stream",
-    "default_stream", "CUDAGraph", "graph", "graphs", "data_ptr", "untyped_storage",
-    "storage", "set_", "register_forward_hook", "register_forward_pre_hook",
-    "register_hook", "manual_seed", "set_rng_state", "get_rng_state", "do_bench",
-    "launch_enter_hook", "launch_exit_hook", "jit_post_compile_hook", "set_active",
-    # the modules themselves, reached again through a module that imports them
-    # (`F.torch.library`, `F.torch.compile`): dotted paths are resolved by name only
-    "torch", "triton", "library",
-    # attribute names as strings: a way around every name rule here
-    "attrgetter", "methodcaller",
-    # the answer computed on the host and handed to a kernel that only copies
-    "numpy", "tolist", "from_numpy", "frombuffer", "from_dlpack",
-    # a Python callable run on every element (CPU tensors), with no aten op to see
-    "apply_", "map_", "map2_",
-    # the harness reseeds before checked calls: the seed must not tell them apart
-    "initial_seed", "default_generator",
-    # frames, code objects and tracebacks: a walk up the stack into the harness
-    "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "f_trace", "f_lasti",
-    # what evaluates strings as code: annotations read back (`get_type_hints`, a
-    # `singledispatch` registration), forward references
-    "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod",
-    # getattr/setattr by string (`update_wrapper(self, torch)` copies a module's names onto
-    # `self`), module globals written by name (`global_enum`), classes built at runtime
-    # (`type(name, (torch.Tensor,), ...)`, `make_dataclass(bases=...)`, `new_class`)
-    "update_wrapper", "wraps", "WRAPPER_ASSIGNMENTS", "WRAPPER_UPDATES", "global_enum",
-    "make_dataclass", "new_class", "as_subclass",
-    # code Triton runs around a launch, or instead of the kernel (the interpreter's cache)
-    "add_pre_run_hook", "pre_run_hooks", "rewritten_fn", "rewriter",
-    # files written: a storage mapped onto one (the dumped outputs, the compiler's cache),
-    # a path's writers (`Path("/proc/self/fd/5").write_text(...)` is the answer's pipe)
-    "from_file", "write_text", "write_bytes", "touch", "symlink_to", "hardlink_to", "link_to",
-    # copyreg's table, reached as `<module>.copy.dispatch_table`: what deepcopy runs
-    "dispatch_table",
-    # `tl.core.knobs` is `triton.knobs` (banned only as that path)
-    "knobs",
-    # a jit function's globals dict (and with it `__builtins__`), and what evaluates
-    # annotations as code (`triton.cdiv.signature.from_callable(f, eval_str=True)`)
-    "used_global_vals", "cache_key", "signature", "from_callable", "get_annotations",
-    "getfullargspec", "PyTorchFileWriter", "PyTorchFileReader",
-}
-# attribute names banned by ending: every storage class (`torch.FloatStorage.from_file`)
-FORBIDDEN_ATTRIBUTE_SUFFIXES = ("Storage",)
-# keyword arguments that name a module to write into (`Enum("P", {...}, module="...")`)
-FORBIDDEN_KEYWORDS = {"module", "qualname", "eval_str",
-                      # `triton.autotune(do_bench=f)`: the tuner runs `f` with the policy off
-                      "do_bench",
-                      # `logging.basicConfig(filename="/proc/self/fd/5")` wrote the worker's
-                      # answer for it
-                      "filename"}
-# bases a candidate's class may have, besides its own classes: torch.nn modules (not
-# Parameter or Buffer: tensors), plain containers and the typing/enum helpers
-ALLOWED_BASE_PREFIXES = CONSTRUCTOR_PREFIXES
-FORBIDDEN_BASES = ("torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.parameter.")
-ALLOWED_BASE_NAMES = {"object", "dict", "list", "tuple", "set", "frozenset", "Exception",
-                      "ValueError", "RuntimeError", "TypeError", "KeyError", "IndexError",
-                      "NotImplementedError", "AssertionError", "ArithmeticError", "LookupError"}
-FORBIDDEN_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "tb_", "co_", "register_module_")
-# Modules that allowed modules happen to import (`torch.sys`, `torch.inspect`,
-# `torch.nn.functional.np`, ...): reached as attributes they would bypass the import list.
-# Banned on anything but `self` itself (`self.gc = 0` is the candidate's own field).
-# `reachable_modules()` finds more by walking what is loaded; this list holds the modules
-# that reach the verdict (write a descriptor, run code, walk frames or memory, start threads
-# or processes, run callbacks at any moment, compute on the host) whether or not this
-# process has loaded them yet. (The allowed standard-library modules are refused as
-# attributes by their own rule: import the module itself.)
-MODULE_NAMES = {
-    "sys", "subprocess", "threading", "multiprocessing", "inspect", "ctypes", "importlib",
-    "builtins", "np", "gc", "pickle", "marshal", "signal", "shutil", "tempfile", "traceback",
-    "weakref", "runpy", "mmap", "asyncio", "concurrent", "linecache", "posix", "pty",
-    "pkgutil", "zipimport", "pdb", "io", "copyreg", "types",
-}
-# Names under which some loaded module holds a module, allowed as attribute names all the
-# same: `dict.copy()` is everyday code, and the `copy` module leads nowhere else that is not
-# banned by name (`copy.weakref`, `copy.copyreg`)
-HARMLESS_MODULE_NAMES = frozenset({"copy"})
-# Private attributes allowed on any object: read-only, and keyed caches need them.
-ALLOWED_PRIVATE = {"_version",
-                   # a NamedTuple's public API (configs as NamedTuples)
-                   "_replace", "_asdict", "_fields", "_make"}
-
-ALLOWED_DUNDERS = {"__init__", "__name__", "__version__"}
-# scalar types Triton treats specially as kernel arguments (a subclass's properties would
-# run while a launch inspects it; the launch also checks exact types)
-BUILTIN_TYPES = {"int", "float", "bool", "complex", "str", "bytes"}
 def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | None:
     """Return the first rule the candidate breaks, or None when it passes."""
     issue = check_text(source)  # one text for every reader, before anything reads it
@@ -228,7 +87,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     tree = without_main_block(tree)
     aliases = module_aliases(tree)
     own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    issue = (_check_annotations(tree) or check_names(tree) or check_wraps(tree, aliases)
+    issue = (check_annotations(tree) or check_names(tree) or check_wraps(tree, aliases)
              or check_environment(tree, aliases))
     if issue:
         return issue
@@ -259,83 +118,6 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticIssue | N
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
         return StaticIssue(reasons.BAD_INTERFACE, "no top-level `class ModelNew`", 0)
     return None
-
-
-def _forbidden_path(path: str) -> bool:
-    stdlib = forbidden_stdlib_path(path)
-    return _forbidden_torch_path(path) if stdlib is None else stdlib
-
-
-def device_query(path: str) -> bool:
-    """`torch.xpu.is_available`, `torch.cuda.get_device_capability`, `torch.backends.mps.is_built`:
-    a question about the machine, on any backend (DEVICE_QUERIES)."""
-    parts = path.split(".")
-    if len(parts) == 3 and ".".join(parts[:2]) in DEVICE_MODULES:
-        return parts[2] in DEVICE_QUERIES
-    return len(parts) == 4 and parts[:2] == ["torch", "backends"] and parts[3] in BACKEND_QUERIES
-
-
-def _forbidden_torch_path(path: str) -> bool:
-    if any(path == a or path.startswith(a + ".") for a in ALLOWED_MODULE_PATHS):
-        return False
-    if device_query(path):
-        return False
-    for f in FORBIDDEN_MODULE_PATHS:
-        if path.startswith(f) if f.endswith("_") else (path == f or path.startswith(f + ".")):
-            return True
-    if hidden_module_on(path):
-        return True
-    parts = path.split(".")
-    if parts[0] in ("torch", "triton") and parts[1:2] == ["__version__"]:
-        parts.pop(1)  # a string, read to gate features (`triton.__version__.split(".")`)
-    return any(part.startswith("_") for part in parts[1:])
-
-
-def _check_annotations(tree: ast.Module) -> StaticIssue | None:
-    """No code in strings: a string annotation is evaluated by whatever reads the hints."""
-    for node in ast.walk(tree):
-        notes = []
-        if isinstance(node, ast.arg | ast.AnnAssign):
-            notes.append(node.annotation)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            notes.append(node.returns)
-        for note in notes:
-            if note is not None and not _harmless_annotation(note):
-                return StaticIssue(reasons.FORBIDDEN_CONSTRUCT,
-                                   "a string annotation that is more than a name (read back, "
-                                   "it is evaluated as code)", getattr(note, "lineno", 0))
-    return None
-
-
-NAME_LIKE = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Subscript, ast.Tuple,
-             ast.BinOp, ast.BitOr, ast.Constant)
-
-
-def _harmless_annotation(note: ast.expr) -> bool:
-    """Strings in an annotation: `Literal["row"]` values, or forward references that are
-    names (`"ModelNew"`, `"torch.Tensor | None"`) — never calls or private attributes."""
-    literal_values = {id(n) for sub in ast.walk(note) if isinstance(sub, ast.Subscript)
-                      and ast.unparse(sub.value).split(".")[-1] == "Literal"
-                      for n in ast.walk(sub.slice)}
-    for node in ast.walk(note):
-        if isinstance(node, ast.Call):
-            # `x: b"...".decode()` makes a string annotation no string constant shows
-            return False
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
-            continue
-        if id(node) in literal_values:
-            continue
-        try:
-            ref = ast.parse(node.value, mode="eval")
-        except SyntaxError:
-            return False
-        for part in ast.walk(ref):
-            if not isinstance(part, NAME_LIKE) or (isinstance(part, ast.Attribute)
-                                                   and part.attr.startswith("_")):
-                return False
-            if isinstance(part, ast.Constant) and isinstance(part.value, str):
-                return False  # a string in the string: evaluated twice
-    return True
 
 
 def _enum_mixin(node: ast.ClassDef, aliases: dict[str, str]) -> bool:
@@ -377,7 +159,7 @@ def _check_node(node: ast.AST, aliases: dict[str, str], inner: set[int],
             if a.name in FORBIDDEN_ATTRIBUTES or a.name in MODULE_NAMES \
                     or a.name.endswith(FORBIDDEN_ATTRIBUTE_SUFFIXES):
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
-            if full not in ALLOWED_IMPORTS and _forbidden_path(full) and full != "triton.runtime.driver":
+            if full not in ALLOWED_IMPORTS and forbidden_path(full) and full != "triton.runtime.driver":
                 # `from triton.runtime import driver` is how the tutorials size their grids
                 return StaticIssue(reasons.FORBIDDEN_IMPORT, f"import of `{full}`", line)
             if full not in ALLOWED_IMPORTS and _imported_name_issue(full, line):
@@ -468,7 +250,7 @@ def _check_attribute(node: ast.Attribute, aliases: dict[str, str], line: int,
                      whole_chain: bool, trusted: frozenset[int] | None = None) -> StaticIssue | None:
     attr = node.attr
     path = dotted(node, aliases) if whole_chain else None
-    if path is not None and _forbidden_path(path):
+    if path is not None and forbidden_path(path):
         return StaticIssue(reasons.FORBIDDEN_ATTRIBUTE, f"use of `{path}`", line)
     if path is not None and stdlib_member(path):
         return None  # `time.time`, `random.random`: the module's name list judged it

@@ -1,5 +1,5 @@
 """CHEAT (CPU interpreter): the leaf launch wrapper suspends the op policy and only then
-evaluates `_checked_grid(recorder.candidate_code(grid))`; `candidate_code` wraps a callable
+evaluates `checked_grid(recorder.candidate_code(grid))`; `candidate_code` wraps a callable
 grid with `functools.wraps(fn)`, which reads `fn.__doc__` (and `__module__`, `__name__`,
 `__qualname__`, `__dict__`). `__doc__` is one of the dunders a file may bind, and a class
 may bind it to a `property`: the getter runs with the policy suspended. It computes

@@ -1,61 +1,23 @@
-"""Talking to a local Ollama server through the official ``ollama.AsyncClient``.
+"""``OllamaLLM``: one model on one Ollama server, through the official ``ollama.AsyncClient``.
 
 ``OllamaLLM.chat`` streams a reply, hands every chunk to a callback (for the live LLM pane),
 counts tokens from the final chunk, enforces an overall timeout per attempt and retries
-transient failures with exponential backoff. Every failure ends as an ``LLMError`` whose
-``kind`` is one of ``ERROR_KINDS`` and whose message says how to fix it where we know how.
-
-How the official client (0.6.x) reports trouble, and what we make of it:
-
-- HTTP error status → ``ollama.ResponseError`` with ``status_code`` (404 for an unknown
-  model); a bare ``{"error": ...}`` line inside a 200 stream → ``ResponseError`` with
-  ``status_code == -1``;
-- server down → builtin ``ConnectionError`` for plain calls, but raw ``httpx.ConnectError``
-  for streaming calls;
-- slow server → ``httpx.TimeoutException`` (from the httpx timeout) or our own
-  ``asyncio.timeout`` → ``TimeoutError``.
+transient failures with exponential backoff (``errors.classify`` says which are).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
-import httpx
-import pydantic
-
-
-def _import_ollama() -> tuple[Any, str | None]:
-    """The client parses OLLAMA_HOST as it is imported and raises on a malformed one
-    (`http://127.0.0.1:abc`): then it is imported without it, and every probe says why."""
-    try:
-        import ollama
-    except ValueError as e:
-        bad = os.environ.pop("OLLAMA_HOST", "")
-        import ollama
-
-        return ollama, f"OLLAMA_HOST={bad!r} is not a valid server address ({e})"
-    return ollama, None
-
-
-ollama, BAD_HOST_ENV = _import_ollama()
-
-DEFAULT_HOST = "http://127.0.0.1:11434"
-ERROR_KINDS = (
-    "server_down",
-    "model_missing",
-    "timeout",
-    "stream_error",
-    "empty_reply",
-    "http_error",
-)
-RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
+from evotui.llm.errors import FAILURES, LLMError, classify
+from evotui.llm.official_client import ollama
+from evotui.llm.server import display_host
 
 T = TypeVar("T")
 
@@ -69,33 +31,6 @@ class LLMReply:
     model: str
     done_reason: str = ""  # "stop", or "length" when num_predict / the context cut it short
     thinking: str = ""  # the model's separate thinking channel, when it has one
-
-
-class LLMError(Exception):
-    """A failed LLM call. ``kind`` is one of ``ERROR_KINDS``; ``str(err)`` is for humans."""
-
-    def __init__(
-        self,
-        kind: str,
-        message: str,
-        *,
-        retryable: bool = False,
-        status_code: int | None = None,
-        attempts: int = 1,
-    ) -> None:
-        if kind not in ERROR_KINDS:
-            raise ValueError(f"unknown LLMError kind {kind!r}")
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.retryable = retryable
-        self.status_code = status_code
-        self.attempts = attempts
-
-    def __str__(self) -> str:
-        if self.attempts > 1:
-            return f"{self.message} (after {self.attempts} attempts)"
-        return self.message
 
 
 @dataclass
@@ -112,120 +47,6 @@ class LLMStats:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    reachable: bool
-    models: tuple[str, ...]
-    error: str | None
-    bad_address: bool = False  # the address itself is malformed (no server was asked)
-
-
-def _display_host(host: str | None) -> str:
-    return host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
-
-
-def _full_name(name: str) -> str:
-    """``qwen3`` and ``qwen3:latest`` are the same model to Ollama."""
-    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
-
-
-def has_model(status: ServerStatus, name: str) -> bool:
-    want = _full_name(name)
-    return any(_full_name(m) == want for m in status.models)
-
-
-def classify(exc: BaseException, *, host: str, model: str | None, timeout: float) -> LLMError:
-    """Turn whatever the client raised into an ``LLMError`` with a helpful message."""
-    if isinstance(exc, LLMError):
-        return exc
-    where = f"the Ollama server at {host}"
-    if isinstance(exc, ollama.ResponseError):
-        code, detail = exc.status_code, str(exc.error).strip()
-        if code == 404 and model is None and "model" not in detail:
-            return LLMError(
-                "server_down",
-                f"{where} does not answer Ollama's API (HTTP 404 on /api/tags): is it an "
-                "Ollama server? Point OLLAMA_HOST (or --ollama-host) at one",
-                status_code=code,
-            )
-        if code == 404 and "not found" in detail and (model is None or "model" in detail):
-            name = model or "MODEL"
-            return LLMError(
-                "model_missing",
-                f"model '{name}' is not on {where}: pull it with `ollama pull {name}` "
-                f"(`ollama list` shows what is installed)",
-                status_code=code,
-            )
-        if code == -1:
-            return LLMError(
-                "stream_error", f"Ollama reported an error mid-stream: {detail}", retryable=True
-            )
-        return LLMError(
-            "http_error",
-            f"{where} answered HTTP {code}: {detail}",
-            retryable=code in RETRYABLE_STATUS,
-            status_code=code,
-        )
-    if isinstance(exc, httpx.TimeoutException | TimeoutError):
-        return LLMError(
-            "timeout",
-            f"no complete reply from {model or 'Ollama'} within {timeout:g} s: the model may be "
-            "loading or too slow here; raise the timeout, pick a smaller model or lower num_predict",
-            retryable=True,
-        )
-    if isinstance(exc, httpx.ConnectError | ConnectionError):
-        return LLMError(
-            "server_down",
-            f"cannot reach {where}: start it with `ollama serve`, or point OLLAMA_HOST "
-            "(or --ollama-host) at a running server",
-            retryable=True,
-        )
-    if isinstance(exc, httpx.RequestError | json.JSONDecodeError | pydantic.ValidationError):
-        return LLMError(
-            "stream_error",
-            f"the reply stream from {where} broke: {type(exc).__name__}: {exc}",
-            retryable=True,
-        )
-    raise TypeError(f"not an Ollama failure: {exc!r}") from exc
-
-
-# What the client can raise for a failed request (anything else is a bug and propagates).
-_FAILURES = (
-    ollama.ResponseError,
-    httpx.RequestError,
-    ConnectionError,
-    TimeoutError,
-    json.JSONDecodeError,
-    pydantic.ValidationError,
-    LLMError,
-)
-
-
-async def probe(host: str | None, timeout: float = 3.0) -> ServerStatus:
-    """Is an Ollama server there, and which models does it have? Never raises for the
-    usual failures (server down, slow, odd answer); they come back in ``error``."""
-    shown = _display_host(host)
-    if host is None and BAD_HOST_ENV:
-        return ServerStatus(False, (), BAD_HOST_ENV, bad_address=True)
-    try:
-        client = ollama.AsyncClient(host=host, timeout=timeout)
-    except ValueError as e:  # a malformed address (port not a number, out of range, ...)
-        return ServerStatus(False, (), f"{host!r} is not a valid Ollama server address ({e})",
-                            bad_address=True)
-    try:
-        async with asyncio.timeout(timeout):
-            listing = await client.list()
-    except _FAILURES as exc:
-        err = classify(exc, host=shown, model=None, timeout=timeout)
-        reachable = err.kind not in ("server_down", "timeout")
-        return ServerStatus(reachable, (), str(err))
-    finally:
-        with contextlib.suppress(Exception):
-            await client.close()
-    names = tuple(m.model or "" for m in listing.models if m.model)
-    return ServerStatus(True, names, None)
 
 
 class OllamaLLM:
@@ -257,7 +78,7 @@ class OllamaLLM:
 
     @property
     def display_host(self) -> str:
-        return _display_host(self.host)
+        return display_host(self.host)
 
     def _get_client(self) -> ollama.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -287,7 +108,7 @@ class OllamaLLM:
         for n in range(self.retries + 1):
             try:
                 return await attempt()
-            except _FAILURES as exc:
+            except FAILURES as exc:
                 err = classify(exc, host=self.display_host, model=self.model, timeout=self.timeout)
                 if not err.retryable or n == self.retries:
                     err.attempts = n + 1
