@@ -22,9 +22,9 @@ from evotui.engine.events import (
 )
 from evotui.tui.chart import BEST, EVAL, REF_EAGER, BrailleCanvas, plot
 from evotui.tui.feed import EventFeed
-from evotui.tui.host import command_from_dict, command_to_dict
 from evotui.tui.screens.new_advice import ConditionsError, parse_conditions
 from evotui.tui.views import FitnessView, best_summary
+from evotui.tui.wire import command_from_dict, command_to_dict
 from tests.conftest import ROOT
 from tests.tui_helpers import T0, fixed_events
 
@@ -170,7 +170,7 @@ def test_commands_cross_the_pipe_unchanged():
 def test_the_engine_side_of_the_tui_never_imports_textual():
     code = ("import sys\n"
             "import evotui.tui, evotui.tui.host, evotui.tui.process, evotui.tui.feed, "
-            "evotui.tui.controller, evotui.tui.runner, evotui.tui.chart, evotui.tui.views\n"
+            "evotui.tui.controller, evotui.tui.wire, evotui.tui.chart, evotui.tui.views\n"
             "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
             "print(bad); sys.exit(1 if bad else 0)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

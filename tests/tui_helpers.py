@@ -36,7 +36,6 @@ from evotui.eval.results import EvalResult
 from evotui.task.model import resolve_task
 from evotui.tui.controller import CandidateInfo, NothingToExport
 from evotui.tui.process import EngineProcess
-from evotui.tui.runner import EngineRunner
 from tests.conftest import ROOT, SAMPLES
 from tests.engine_helpers import SOFTMAX_SEED, FakeEvaluator
 
@@ -416,16 +415,3 @@ def stand_in_process(run_dir: Path, **kwargs: Any) -> EngineProcess:
     return EngineProcess(factory="tests.tui_helpers:stand_in_session",
                          factory_kwargs={"run_dir": str(run_dir), **kwargs},
                          env={"PYTHONPATH": str(ROOT)})
-
-
-def stand_in_runner(run_dir: Path, **kwargs: Any) -> tuple[EngineRunner, dict[str, Any]]:
-    """The same engine on a thread of this process (``EngineRunner``); returns the runner
-    and, once started, its parts."""
-    parts: dict[str, Any] = {}
-
-    async def setup() -> Session:
-        session = await stand_in_session(str(run_dir), **kwargs)
-        parts.update(engine=session.engine, mutator=session.engine.mutator)
-        return session
-
-    return EngineRunner(setup), parts

@@ -3,7 +3,7 @@ the engine runs, steered from the keyboard.
 
 - ``feed``: the engine subscriber that folds events into immutable frames (no Textual);
 - ``process`` / ``host``: the engine in a child process, and that child (no Textual);
-  ``runner``: the engine on a thread instead; ``controller``: what the app asks of either;
+  ``controller``: what the app asks of a run;
 - ``app``: the app (``create_app``) and its key bindings; ``app.tcss`` its layout;
 - one module per panel (``status``, ``population`` on ``table``, ``fitness`` on ``chart``,
   ``advice``, ``diff``, ``llm``), ``screens/`` for the forms, ``commands`` for the palette,
