@@ -50,7 +50,7 @@ async def session(args: argparse.Namespace, tmp: Path) -> dict:
 
     from evotui.tui.app import create_app
     from evotui.tui.feed import EventFeed
-    from tests.tui_helpers import stand_in_process
+    from tests.tui_engine import stand_in_process
 
     lanes = 1
     concurrency = lanes + 2
