@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,9 @@ class Session:
         close = getattr(self.evaluator, "close", None)
         if self.owns_evaluator and close is not None:
             await asyncio.to_thread(close)
+
+
+SessionFactory = Callable[[], Awaitable[Session]]  # e.g. ``lambda: open_session(options)``
 
 
 def summary_lines(outcome: str, message: str, report: dict[str, Any]) -> list[str]:

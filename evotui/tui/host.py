@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib
 import json
 import logging
@@ -37,7 +38,6 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from evotui.engine.session import (
     STOP_GRACE_S,
     RunOptions,
     Session,
+    SessionFactory,
     SetupError,
     open_session,
     summary_lines,
@@ -68,7 +69,7 @@ NICE = 10  # EVOTUI_ENGINE_NICE: how much the engine yields the CPU to the UI (0
 
 
 class Host:
-    def __init__(self, setup: Callable[[], Awaitable[Session]], writer: Writer) -> None:
+    def __init__(self, setup: SessionFactory, writer: Writer) -> None:
         self.setup = setup
         self.w = writer
         self.session: Session | None = None
@@ -268,7 +269,7 @@ async def _yield_cpu(session: Session) -> None:
             pass
 
 
-def _factory(spec: str, kwargs: dict[str, Any]) -> Callable[[], Awaitable[Session]]:
+def _factory(spec: str, kwargs: dict[str, Any]) -> SessionFactory:
     module, _, name = spec.partition(":")
     fn = getattr(importlib.import_module(module), name)
     return lambda: fn(**kwargs)
@@ -287,13 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("evotui").setLevel(logging.INFO)
-    if args.factory:
+    if args.factory:  # a stand-in session (tests, benchmarks)
         setup = _factory(args.factory, json.loads(args.factory_kwargs))
-    else:
-        options = RunOptions(**json.loads(args.options))
-
-        def setup() -> Awaitable[Session]:
-            return open_session(options)
+    else:  # the run's own, from the factory every face opens its session with
+        setup = functools.partial(open_session, RunOptions(**json.loads(args.options)))
 
     writer = Writer(proto)
     try:

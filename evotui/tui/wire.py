@@ -89,8 +89,7 @@ def command_from_dict(data: dict[str, Any]) -> ev.Command:
 
 
 class Writer:
-    """One thread writes every line, so neither the engine's loop nor its subscriber thread
-    ever waits on the pipe."""
+    """One thread writes every line, so the engine's loop never waits on the pipe."""
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
