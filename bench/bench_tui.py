@@ -1,10 +1,8 @@
 """TUI responsiveness under a fast run: event-loop lag while thousands of candidates arrive.
 
     python bench/bench_tui.py [--candidates 5000] [--rate 600] [--size 200x60]
-                              [--engine process|thread]
 
-A real engine (in its host process, as ``evotui run`` has it; ``--engine thread``: on a
-thread of the UI's process instead) evolves softmax with stand-ins: an evaluator that
+A real engine (in its host process, as ``evotui run`` has it) evolves softmax with stand-ins: an evaluator that
 answers at once and a scripted mutator that streams a few chunks like a model and waits so
 that about ``--rate`` candidates per minute arrive; advice comes from the real library (a
 temporary EVOTUI_HOME) and the run directory is written as usual (events, checkpoints). The
@@ -52,7 +50,7 @@ async def session(args: argparse.Namespace, tmp: Path) -> dict:
 
     from evotui.tui.app import create_app
     from evotui.tui.feed import EventFeed
-    from tests.tui_helpers import stand_in_process, stand_in_runner
+    from tests.tui_engine import stand_in_process
 
     lanes = 1
     concurrency = lanes + 2
@@ -60,10 +58,7 @@ async def session(args: argparse.Namespace, tmp: Path) -> dict:
     kwargs = dict(iterations=args.candidates, delay=delay, chunks=4, lanes=lanes,
                   memory="library" if args.memory else None,
                   config={"max_consecutive_failures": 10**6})
-    if args.engine == "thread":
-        runner, _ = stand_in_runner(tmp / "run", **kwargs)
-    else:
-        runner = stand_in_process(tmp / "run", **kwargs)
+    runner = stand_in_process(tmp / "run", **kwargs)
     feed = EventFeed()
     runner.start(feed.on_event, timeout=60)
 
@@ -136,10 +131,7 @@ async def session(args: argparse.Namespace, tmp: Path) -> dict:
                       f"{now - started:.0f} s", file=sys.stderr)
         await pilot.pause(0.2)
         rows = table.row_count
-    if args.engine == "thread":
-        runner.join(60)
-    else:
-        runner.close(60)
+    runner.close(60)
     return {"blocks": blocks, "wall": time.monotonic() - started,
             "evaluated": engine.evaluated, "rows": rows,
             "frames": app.frames}
@@ -149,7 +141,6 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--candidates", type=int, default=5000)
     ap.add_argument("--rate", type=float, default=600.0, help="candidates per minute")
-    ap.add_argument("--engine", choices=("process", "thread"), default="process")
     ap.add_argument("--size", default="200x60")
     ap.add_argument("--no-memory", dest="memory", action="store_false",
                     help="run without the advice library")
@@ -161,7 +152,7 @@ def main() -> int:
     print(f"\nTUI under a stand-in run: {res['evaluated']} candidates evaluated in "
           f"{res['wall']:.0f} s ({res['evaluated'] / res['wall'] * 60:.0f}/min), "
           f"{res['rows']} table rows, {res['frames']} frames drawn, terminal {args.size}, "
-          f"engine in a {args.engine}\n")
+          "engine in a process\n")
     head = (f"{'candidates':>12} {'evals/min':>9} {'lag p50':>8} {'lag p99':>8} {'lag max':>8} "
             f"{'own p99':>8} {'tick p99':>9} {'key p50':>8} {'key max':>8} {'load':>5}")
     print(head)

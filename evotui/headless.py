@@ -34,10 +34,8 @@ from evotui.engine.events import (
     Status,
 )
 from evotui.engine.hooks import Evaluator, MemoryHook
-from evotui.engine.report import best_summary
-from evotui.engine.session import RunOptions, SetupError, open_session
+from evotui.engine.session import STOP_GRACE_S, RunOptions, SetupError, open_session, summary_lines
 
-STOP_GRACE_S = 5.0
 _LEVEL_STYLE = {"info": "dim", "warning": "yellow", "error": "bold red"}
 
 
@@ -215,8 +213,8 @@ async def arun(options: RunOptions, *, evaluator: Evaluator | None = None,
         await session.aclose()
     report = result.report
     llm = report["llm"]
-    print(f"{result.outcome}: {result.message}", file=stdout)
-    print(f"best {best_summary(report)}", file=stdout)
+    for line in summary_lines(result.outcome, result.message, report):
+        print(line, file=stdout)
     if llm["calls"]:
         print(f"model: {llm['calls']} calls, {llm['failures']} failures, "
               f"{llm['prompt_tokens']} prompt + {llm['completion_tokens']} completion tokens",

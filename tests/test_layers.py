@@ -23,6 +23,9 @@ BELOW = {
     "eval": {"core", "config", "task", "dialects"},
 }
 NO_TEXTUAL = ("engine", "eval", "memory", "dialects", "core", "task", "seed")
+# the faces: each opens its run through engine.session and never imports another face;
+# the command line (cli) sits above them and picks one
+FACES = ("headless", "tui", "suite")
 
 
 def _imports(path: Path) -> set[str]:
@@ -63,8 +66,16 @@ def test_the_headless_core_never_imports_the_tui(package: str) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.parametrize("face", FACES)
+def test_a_face_never_imports_another_face_or_the_command_line(face: str) -> None:
+    others = {*FACES, "cli"} - {face}
+    wrong = [f"{f.relative_to(PACKAGE.parent)} imports {n}" for f in _files(face)
+             for n in _imports(f) if n.split(".")[:2][-1] in others and n.startswith("evotui.")]
+    assert not wrong, "\n".join(sorted(set(wrong)))
+
+
 def test_the_layer_map_names_real_packages() -> None:
-    for package in BELOW:
+    for package in (*BELOW, *FACES, "cli"):
         assert (PACKAGE / package).is_dir() or (PACKAGE / f"{package}.py").is_file(), package
 
 

@@ -1,8 +1,9 @@
 """``evotui TASK`` opens the TUI (``evotui run TASK``), the other commands still answer, and
-without a terminal the TUI's entry point runs headless."""
+without a terminal the TUI's entry point declines and the command runs headless."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 import evotui.headless
@@ -37,9 +38,12 @@ def test_the_other_commands_still_answer(tmp_path, monkeypatch):
     assert runner.invoke(main, ["advice", "list"]).exit_code == 0
 
 
-def test_without_a_terminal_run_tui_goes_headless(monkeypatch, capsys):
+def test_without_a_terminal_the_tui_declines_and_the_run_goes_headless(monkeypatch):
+    opts = RunOptions(task=str(SAMPLES / "softmax"))
+    with pytest.raises(evotui.tui.launch.NotATerminal):  # pytest's stdin is not a terminal
+        evotui.tui.launch.run_tui(opts)
     calls: list[RunOptions] = []
     monkeypatch.setattr(evotui.headless, "run", lambda o: calls.append(o) or 0)
-    opts = RunOptions(task=str(SAMPLES / "softmax"))
-    assert evotui.tui.launch.run_tui(opts) == 0  # pytest's stdin is not a terminal
-    assert calls == [opts] and "running headless" in capsys.readouterr().err
+    r = CliRunner().invoke(main, ["run", opts.task or "", "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    assert [c.task for c in calls] == [opts.task] and "running headless" in r.output

@@ -12,6 +12,7 @@ from evotui.engine.events import (
     AdviceRetrieved,
     CandidateEvaluated,
     CandidateProposed,
+    Event,
     Hint,
     LLMChunk,
     Pause,
@@ -20,11 +21,12 @@ from evotui.engine.events import (
     Status,
     Stop,
 )
+from evotui.engine.rundir import EVENTS, RunDir
 from evotui.tui.chart import BEST, EVAL, REF_EAGER, BrailleCanvas, plot
 from evotui.tui.feed import EventFeed
-from evotui.tui.host import command_from_dict, command_to_dict
 from evotui.tui.screens.new_advice import ConditionsError, parse_conditions
 from evotui.tui.views import FitnessView, best_summary
+from evotui.tui.wire import command_from_dict, command_to_dict, past_events, tee_events
 from tests.conftest import ROOT
 from tests.tui_helpers import T0, fixed_events
 
@@ -167,10 +169,31 @@ def test_commands_cross_the_pipe_unchanged():
         assert command_from_dict(command_to_dict(cmd)) == cmd
 
 
+def test_an_event_is_encoded_once_for_the_pipe_and_events_jsonl(tmp_path, monkeypatch):
+    encoded: list[str] = []
+    to_json = Event.to_json
+    monkeypatch.setattr(Event, "to_json", lambda self: encoded.append(self.kind) or to_json(self))
+    run_dir = RunDir(tmp_path / "run")
+    sent: list[str] = []
+    tee_events(run_dir, sent.append)
+    events = [Status("hello"), LLMChunk("c0002", "def k"), *fixed_events()[:3]]
+    for e in events:
+        run_dir.log(e)
+    run_dir.close()
+    assert encoded == [e.kind for e in events]  # once each
+    logged = (tmp_path / "run" / EVENTS).read_text().splitlines()
+    assert sent == [e.to_json() for e in events]
+    assert logged == [line for line, e in zip(sent, events, strict=True)
+                      if not isinstance(e, LLMChunk)]  # model chunks: the UI only
+    assert past_events(tmp_path / "run" / EVENTS) == [
+        line for line in logged if '"candidate_evaluated"' in line or '"generation_done"' in line
+        or '"c0001"' in line]
+
+
 def test_the_engine_side_of_the_tui_never_imports_textual():
     code = ("import sys\n"
             "import evotui.tui, evotui.tui.host, evotui.tui.process, evotui.tui.feed, "
-            "evotui.tui.controller, evotui.tui.runner, evotui.tui.chart, evotui.tui.views\n"
+            "evotui.tui.controller, evotui.tui.wire, evotui.tui.chart, evotui.tui.views\n"
             "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
             "print(bad); sys.exit(1 if bad else 0)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

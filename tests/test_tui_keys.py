@@ -19,7 +19,8 @@ from evotui.tui.app import EvotuiApp, create_app
 from evotui.tui.feed import EventFeed
 from evotui.tui.screens import CandidateScreen, ConfirmQuitScreen, HintScreen, NewAdviceScreen
 from evotui.tui.status import StatusLine
-from tests.tui_helpers import aio, stand_in_process
+from tests.tui_engine import stand_in_process
+from tests.tui_helpers import aio
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 36)

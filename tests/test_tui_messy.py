@@ -177,7 +177,7 @@ async def test_a_live_run_under_a_model_that_fails_half_its_answers(tmp_path, mo
     """The engine in its host process, as ``evotui run`` has it, over a stand-in model that
     fails every second answer: the run goes on, the status line counts the failures as the
     engine does, and no toast stack covers the panels."""
-    from tests.tui_helpers import stand_in_process
+    from tests.tui_engine import stand_in_process
 
     monkeypatch.setenv("EVOTUI_HOME", str(tmp_path / "home"))
     runner = stand_in_process(tmp_path / "run", delay=0.05, iterations=30, messy=True,

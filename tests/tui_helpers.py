@@ -1,13 +1,10 @@
-"""Stand-ins for the TUI tests and ``bench/bench_tui.py``: a fixed run as events (for
-snapshots), a controller that needs no engine, and a real engine over an instant evaluator
-and a streaming scripted mutator (for the key flows)."""
+"""Stand-ins for the TUI tests: a fixed run as events (for snapshots) and a controller that
+needs no engine; a real engine over stand-ins is in ``tests.tui_engine``."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import random
-from collections import deque
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -26,19 +23,9 @@ from evotui.engine.events import (
     Status,
     Stop,
 )
-from evotui.engine.loop import Engine
-from evotui.engine.mutators import LLMAccount, Mutation, MutationRequest
 from evotui.engine.patch import diff_text
-from evotui.engine.rundir import RunDir
-from evotui.engine.session import RunOptions, Session
-from evotui.engine.state import EngineConfig
-from evotui.eval.results import EvalResult
-from evotui.task.model import resolve_task
 from evotui.tui.controller import CandidateInfo, NothingToExport
-from evotui.tui.process import EngineProcess
-from evotui.tui.runner import EngineRunner
-from tests.conftest import ROOT, SAMPLES
-from tests.engine_helpers import SOFTMAX_SEED, FakeEvaluator
+from tests.engine_helpers import SOFTMAX_SEED
 
 T0 = 1_700_000_000.0  # a fixed wall clock for deterministic views
 
@@ -51,6 +38,19 @@ def aio(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
         return asyncio.run(fn(*args, **kwargs))
 
     return wrapper
+
+
+def warps_of(source: str) -> int:
+    return next(int(x.split("=")[1]) for x in source.splitlines()
+                if x.startswith("NUM_WARPS = "))
+
+
+def set_warps(source: str, warps: int) -> str:
+    lines = source.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("NUM_WARPS = "):
+            lines[i] = f"NUM_WARPS = {warps}"
+    return "\n".join(lines) + "\n"
 
 
 # ---- a fixed run, as events -------------------------------------------------------------------
@@ -173,7 +173,7 @@ def messy_events(gpu: bool = True) -> list[Event]:
     for i, (cid, parent, origin, warps, outcome, best) in enumerate(MESSY_PLAN):
         t += 1
         parent_src = sources[origin]
-        src = _set_warps(parent_src, warps)
+        src = set_warps(parent_src, warps)
         ev.append(AdviceRetrieved(cid, ADVICE, t=t))
         for piece in [f"Set NUM_WARPS to {warps}", " so each row ", "keeps the SMs busy.\n"]:
             ev.append(LLMChunk(cid, piece, t=t))
@@ -185,7 +185,7 @@ def messy_events(gpu: bool = True) -> list[Event]:
         ev.append(CandidateProposed(
             id=cid, parent_id=parent, island=1 if parent == "c0003" else i % 2,
             generation=i // 4, mutator="llm", model=model,
-            description=f"NUM_WARPS {_warps(parent_src)} → {warps}",
+            description=f"NUM_WARPS {warps_of(parent_src)} → {warps}",
             diff=diff_text(parent_src, src, origin, cid), advice_ids=("a1b2c3d4", "e5f6a7b8"),
             parent_origin=origin, t=t))
         if outcome is None:
@@ -278,154 +278,3 @@ class FakeController:
     def author_advice(self, text: str, **fields: Any) -> Any:
         self.advice["new00001"] = {"id": "new00001", "text": text, **fields}
         return type("A", (), {"id": "new00001"})()
-
-
-# ---- a real engine over stand-ins ---------------------------------------------------------------
-class StreamingMutator:
-    """Proposes NUM_WARPS/BLOCK variants of the parent (new every time) and streams a few
-    chunks like a model would; ``delay`` seconds per proposal."""
-
-    name = "llm"
-    model: str | None = "stand-in"
-
-    def __init__(self, delay: float = 0.0, chunks: int = 3, seed: int = 0) -> None:
-        self.delay = delay
-        self.chunks = chunks
-        self.account = LLMAccount()
-        self.requests: deque[MutationRequest] = deque(maxlen=100)  # the latest prompts
-        self.proposed = 0
-        self._rng = random.Random(seed)
-
-    async def propose(self, request: MutationRequest, on_chunk: Any = None) -> Mutation:
-        self.requests.append(request)
-        self.proposed += 1
-        n = self.proposed
-        self.account.calls += 1
-        for i in range(self.chunks):
-            if on_chunk is not None:
-                on_chunk(f"token{i} ")
-            if self.delay:
-                await asyncio.sleep(self.delay / max(1, self.chunks))
-        warps = self._rng.choice([1, 2, 4, 8, 16])
-        src = request.parent.source.replace("NUM_WARPS = ", f"EVO_{n} = {n}\nNUM_WARPS = ", 1)
-        src = _set_warps(src, warps)
-        ctx = request.context
-        prompt = [{"role": "user", "content": "hints: " + " | ".join(ctx.hints)
-                   + "\nadvice:\n" + ctx.advice_block}]
-        return Mutation(src, "llm", self.model, "full", description=f"variant {n}: warps {warps}",
-                        prompt=prompt, reply=f"NUM_WARPS = {warps}")
-
-    def state(self) -> dict[str, Any]:
-        return {"account": self.account.as_dict()}
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        self.account = LLMAccount.from_dict(state.get("account") or {})
-
-    async def aclose(self) -> None:
-        pass
-
-
-def _warps(source: str) -> int:
-    return next(int(x.split("=")[1]) for x in source.splitlines()
-                if x.startswith("NUM_WARPS = "))
-
-
-def _set_warps(source: str, warps: int) -> str:
-    lines = source.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("NUM_WARPS = "):
-            lines[i] = f"NUM_WARPS = {warps}"
-    return "\n".join(lines) + "\n"
-
-
-def judge(source: str) -> EvalResult:
-    """Instant verdicts: warps 1 is rejected, the rest timed by a made-up smooth cost."""
-    warps = next((int(x.split("=")[1]) for x in source.splitlines()
-                  if x.startswith("NUM_WARPS = ")), 8)
-    if warps == 1:
-        return EvalResult.rejected("mismatch", "output differs from the reference")
-    noise = (hash(source) % 1000) / 1e5
-    t = 0.2 + 0.02 * abs(warps - 4) + noise
-    return EvalResult(True, "accepted", "ok", time_ms=t, spread_pct=0.2,
-                      speedup_eager=0.281 / t, speedup_compile=0.152 / t,
-                      roofline_pct=40 * 0.281 / t)
-
-
-class InstantEvaluator(FakeEvaluator):
-    def __init__(self, delay: float = 0.0, lanes: int = 1) -> None:
-        super().__init__(judge=judge, delay=delay, lanes=lanes)
-
-
-class MessyMutator(StreamingMutator):
-    """A model that fails every second answer, as small local models do: no code, the parent
-    again (a duplicate, which the engine refuses), an edit that does not apply."""
-
-    FAILURES = (("no_code", "the answer holds no code block"), ("duplicate", ""),
-                ("patch_failed", "SEARCH block 1 does not match the parent"))
-
-    async def propose(self, request: MutationRequest, on_chunk: Any = None) -> Mutation:
-        if self.proposed % 2 == 0:
-            return await super().propose(request, on_chunk)
-        self.proposed += 1
-        self.account.calls += 1
-        if on_chunk is not None:
-            on_chunk("I think the kernel is already optimal. ")
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        kind, why = self.FAILURES[(self.proposed // 2) % len(self.FAILURES)]
-        if kind == "duplicate":  # the engine finds it evaluated already
-            return Mutation(request.parent.source, "llm", self.model, "full",
-                            description="no change")
-        self.account.fail(kind)
-        return Mutation(None, "llm", self.model, "full", failure_kind=kind, failure=why)
-
-
-class BrokenMutator(StreamingMutator):
-    async def propose(self, request: MutationRequest, on_chunk: Any = None) -> Mutation:
-        raise RuntimeError("the stand-in mutator broke")
-
-
-async def stand_in_session(run_dir: str, *, iterations: int = 200, delay: float = 0.05,
-                           eval_delay: float = 0.0, memory: str | None = "library",
-                           lanes: int = 1, chunks: int = 3, broken: bool = False,
-                           messy: bool = False,
-                           config: dict[str, Any] | None = None,
-                           mutator: Any = None) -> Session:
-    """A session whose engine evolves softmax over stand-ins (an instant evaluator and a
-    streaming scripted mutator); ``memory="library"`` attaches the real advice library
-    (``EVOTUI_HOME``). Importable by ``python -m evotui.tui.host --factory``."""
-    task = resolve_task(SAMPLES / "softmax")
-    evaluator = InstantEvaluator(eval_delay, lanes)
-    mut = mutator or (BrokenMutator() if broken else MessyMutator(delay, chunks) if messy
-                      else StreamingMutator(delay, chunks))
-    hook = None
-    if memory == "library":
-        from evotui.memory.hook import MemoryHook
-        from evotui.memory.store import AdviceStore
-
-        hook = MemoryHook(AdviceStore(), k=3)
-    rd = RunDir(Path(run_dir))
-    engine = Engine(task, evaluator, mut, EngineConfig(iterations=iterations, **(config or {})),
-                    seed_source=SOFTMAX_SEED, memory=hook, run_dir=rd)
-    return Session(engine, evaluator, rd, RunOptions(task=str(task.path)), mut.name,
-                   owns_evaluator=False)
-
-
-def stand_in_process(run_dir: Path, **kwargs: Any) -> EngineProcess:
-    """The engine host process over ``stand_in_session(run_dir, **kwargs)``."""
-    return EngineProcess(factory="tests.tui_helpers:stand_in_session",
-                         factory_kwargs={"run_dir": str(run_dir), **kwargs},
-                         env={"PYTHONPATH": str(ROOT)})
-
-
-def stand_in_runner(run_dir: Path, **kwargs: Any) -> tuple[EngineRunner, dict[str, Any]]:
-    """The same engine on a thread of this process (``EngineRunner``); returns the runner
-    and, once started, its parts."""
-    parts: dict[str, Any] = {}
-
-    async def setup() -> Session:
-        session = await stand_in_session(str(run_dir), **kwargs)
-        parts.update(engine=session.engine, mutator=session.engine.mutator)
-        return session
-
-    return EngineRunner(setup), parts

@@ -85,11 +85,14 @@ def run(task: Path | None, seed: Path | None, headless: bool, device: str | None
         eval_timeout=eval_timeout, scheduler=scheduler, shape=shape, allow_torch=allow_torch)
     if not headless:
         try:
-            from evotui.tui import run_tui
+            from evotui.tui import NotATerminal, run_tui
         except ImportError as e:  # textual missing or broken
             click.echo(f"The TUI cannot be loaded ({e}): running headless.", err=True)
         else:
-            sys.exit(run_tui(options))
+            try:
+                sys.exit(run_tui(options))
+            except NotATerminal:  # nothing to draw on
+                click.echo("not a terminal: running headless", err=True)
     from evotui import headless as runner
 
     sys.exit(runner.run(options))

@@ -1,5 +1,8 @@
 """Putting a run together from options: task, seed, mutator, evaluator, run directory,
-advice library, engine — for every face (headless runner, TUI).
+advice library, engine. ``open_session`` is the one factory every face opens its run with
+(headless, the TUI's engine process, the suite, A/B runs); what the faces share about a run
+(how long a stop lets evaluations finish, the closing summary) lives here too, so that no
+face imports another.
 
 Setup problems (a bad task, no seed, ``--mutator llm`` without a server, a run directory in
 use, no GPU for ``--device cuda``) raise ``SetupError``: one line for the user, exit code 2.
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ MUTATOR_MODES = ("auto", "llm", "param", "mixed")
 DEFAULT_ITERATIONS = 20
 DEFAULT_MEMORY_K = 3
 LLM_OPTIONS = {"num_ctx": 8192, "temperature": 0.7}
+STOP_GRACE_S = 5.0  # seconds in-flight evaluations get on a clean stop (Ctrl-C, q, a budget)
 
 
 class SetupError(Exception):
@@ -82,6 +87,16 @@ class Session:
         close = getattr(self.evaluator, "close", None)
         if self.owns_evaluator and close is not None:
             await asyncio.to_thread(close)
+
+
+SessionFactory = Callable[[], Awaitable[Session]]  # e.g. ``lambda: open_session(options)``
+
+
+def summary_lines(outcome: str, message: str, report: dict[str, Any]) -> list[str]:
+    """What a face prints when the run is over: its outcome and its best candidate."""
+    from evotui.engine.report import best_summary
+
+    return [f"{outcome}: {message}", f"best {best_summary(report)}"]
 
 
 async def resolve_mutator(mode: str, model: str, host: str | None, llm_timeout: float,

@@ -19,7 +19,7 @@ from typing import Any
 
 from evotui.engine.hooks import Evaluator
 from evotui.engine.rundir import CHECKPOINT
-from evotui.engine.session import RunOptions, SetupError, open_session
+from evotui.engine.session import STOP_GRACE_S, RunOptions, SetupError, open_session
 from evotui.suite import record, report
 from evotui.suite.record import (
     ACCEPTED,
@@ -30,8 +30,6 @@ from evotui.suite.record import (
     SuiteSettings,
 )
 from evotui.suite.spec import Problem
-
-STOP_GRACE_S = 5.0
 
 
 @dataclass

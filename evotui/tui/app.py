@@ -24,6 +24,7 @@ from textual.events import Resize
 from textual.widgets import Footer
 
 from evotui.engine.events import Hint, PinParent, Stop
+from evotui.engine.session import STOP_GRACE_S
 from evotui.tui.advice import AdvicePanel
 from evotui.tui.advice_keys import AdviceKeys
 from evotui.tui.commands import EvotuiCommands
@@ -42,7 +43,6 @@ from evotui.tui.views import Frame, Notice, StatusView, failures_label
 log = logging.getLogger(__name__)
 
 REFRESH_HZ = 10.0
-STOP_GRACE_S = 5.0
 NARROW_BELOW = 120  # columns
 WARNING_TOAST_S, ERROR_TOAST_S = 8.0, 15.0
 OWN_ACTIONS = {"toggle_pause", "new_advice", "accept", "veto", "hint", "export", "details",

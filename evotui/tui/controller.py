@@ -1,10 +1,9 @@
 """What the app may ask of a run, whichever way the engine is hosted.
 
 ``Controller`` is the app's view of a run: state, commands, and a few blocking reads and
-writes (called from worker threads, never on the UI's loop). Two implementations:
-``evotui.tui.process.EngineProcess`` (the engine in a child process: the default) and
-``evotui.tui.runner.EngineRunner`` (the engine on a thread of this process). The helpers
-below run next to the engine (on its loop) in both.
+writes (called from worker threads, never on the UI's loop). ``evotui.tui.process.EngineProcess``
+implements it over the engine's child process; tests use stand-ins. The helpers below run
+next to the engine, on its loop, in that child (``evotui.tui.host``).
 
 No Textual here.
 """

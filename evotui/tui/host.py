@@ -5,7 +5,8 @@ checkpoints walk every candidate, its garbage, its CPU) can stall the UI's event
 share neither a GIL nor a garbage collector. They talk in JSON lines:
 
 child → UI (stdout; everything else the child prints goes to stderr, then ``engine.log``):
-    {"kind": ..., ...}                            an engine event (``Event.to_dict()``)
+    {"kind": ..., ...}                            an engine event: the very line that
+                                                  ``events.jsonl`` gets (encoded once)
     {"host": "ready", "run_dir", "notes", "advice_defaults", "backend"}
     {"host": "setup_error", "message"}            the run could not start (exit code 2)
     {"host": "state", "paused", "stopping", "in_flight"}   whenever one changes
@@ -19,31 +20,38 @@ UI → child (stdin):
                                    get a few seconds), write the report, exit.
 
 The child stays up after the run ends, serving calls (export, details, advice) until the UI
-says bye. ``--factory module:function`` builds the session from ``--factory-kwargs`` instead
-of ``--options`` (tests and benchmarks use stand-ins this way).
+says bye. The session comes from ``open_session(RunOptions(**options))`` (``--options``), the
+factory every face uses; ``--factory module:function`` builds it from ``--factory-kwargs``
+instead (tests and benchmarks use stand-ins this way).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
+import functools
 import importlib
 import json
 import logging
 import os
-import queue
 import signal
 import sys
 import threading
 import traceback
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from evotui.engine import events as ev
 from evotui.engine.rundir import EVENTS
-from evotui.engine.session import RunOptions, Session, SetupError, open_session
+from evotui.engine.session import (
+    STOP_GRACE_S,
+    RunOptions,
+    Session,
+    SessionFactory,
+    SetupError,
+    open_session,
+    summary_lines,
+)
 from evotui.tui.controller import (
     NothingToExport,
     advice_defaults,
@@ -53,83 +61,15 @@ from evotui.tui.controller import (
     candidate_info,
     library_hook,
 )
+from evotui.tui.wire import Writer, command_from_dict, past_events, tee_events
 
 log = logging.getLogger(__name__)
 STATE_POLL_S = 0.05
-BYE_GRACE_S = 5.0
 NICE = 10  # EVOTUI_ENGINE_NICE: how much the engine yields the CPU to the UI (0: not at all)
-
-COMMAND_TYPES: dict[str, type[ev.Command]] = {
-    cls.kind: cls for cls in (ev.Pause, ev.Resume, ev.Stop, ev.Hint, ev.PinParent,
-                              ev.AcceptAdvice, ev.VetoAdvice, ev.AuthorAdvice)}
-
-
-REPLAYED = {"candidate_proposed", "candidate_evaluated", "advice_retrieved", "generation_done"}
-
-
-def past_events(path: Path) -> list[dict[str, Any]]:
-    """The events of a resumed run's earlier sessions that rebuild its table and curve:
-    candidates that were evaluated (the ones in flight at the checkpoint are redone), their
-    advice, generations. Notices and earlier starts and ends are left out."""
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    events = []
-    for line in lines:
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a crash
-        if isinstance(data, dict) and data.get("kind") in REPLAYED:
-            events.append(data)
-    done = {e.get("id") for e in events if e["kind"] == "candidate_evaluated"}
-    return [e for e in events
-            if e["kind"] in ("candidate_evaluated", "generation_done")
-            or e.get("id", e.get("candidate_id")) in done]
-
-
-def command_to_dict(cmd: ev.Command) -> dict[str, Any]:
-    return {"kind": cmd.kind, **dataclasses.asdict(cmd)}
-
-
-def command_from_dict(data: dict[str, Any]) -> ev.Command:
-    cls = COMMAND_TYPES[data["kind"]]
-    known = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in known})
-
-
-class Writer:
-    """One thread writes every line, so neither the engine's loop nor its subscriber thread
-    ever waits on the pipe."""
-
-    def __init__(self, out: IO[str]) -> None:
-        self.out = out
-        self.q: queue.SimpleQueue[str | None] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._run, name="evotui-host-writer", daemon=True)
-        self.thread.start()
-
-    def put(self, obj: dict[str, Any]) -> None:
-        self.q.put(json.dumps(obj, default=str, separators=(",", ":")))
-
-    def event(self, event: ev.Event) -> None:
-        self.q.put(event.to_json())
-
-    def _run(self) -> None:
-        while (line := self.q.get()) is not None:
-            try:
-                self.out.write(line + "\n")
-                self.out.flush()
-            except (BrokenPipeError, OSError, ValueError):
-                return
-
-    def close(self) -> None:
-        self.q.put(None)
-        self.thread.join(10)
 
 
 class Host:
-    def __init__(self, setup: Callable[[], Awaitable[Session]], writer: Writer) -> None:
+    def __init__(self, setup: SessionFactory, writer: Writer) -> None:
         self.setup = setup
         self.w = writer
         self.session: Session | None = None
@@ -155,13 +95,13 @@ class Host:
         engine = session.engine
         _log_to(session.run_dir.path / "engine.log")
         await _yield_cpu(session)
-        engine.subscribe(self.w.event)
         self.w.put({"host": "ready", "run_dir": str(session.run_dir.path),
                     "notes": list(session.notes), "advice_defaults": advice_defaults(engine),
                     "backend": _backend_name(session)})
         if engine.resumed:  # the table and the curve start with what the run did before
             for past in past_events(session.run_dir.path / EVENTS):
-                self.w.put(past)
+                self.w.line(past)
+        tee_events(session.run_dir, self.w.line)
         threading.Thread(target=self._read_stdin, name="evotui-host-reader", daemon=True).start()
         poll = asyncio.create_task(self._poll_state())
         error = None
@@ -177,11 +117,7 @@ class Host:
             await session.aclose()
         except Exception:
             log.exception("closing the session failed")
-        summary = []
-        if report is not None:
-            from evotui.engine.report import best_summary
-
-            summary = [f"{outcome}: {message}", f"best {best_summary(report)}"]
+        summary = summary_lines(outcome, message, report) if report is not None else []
         self._emit_state(force=True)
         self.w.put({"host": "finished", "outcome": outcome, "message": message, "error": error,
                     "summary": summary})
@@ -237,7 +173,7 @@ class Host:
 
     async def _bye(self) -> None:
         if self.run_task is not None and not self.run_task.done():
-            self._command(ev.Stop(BYE_GRACE_S))
+            self._command(ev.Stop(STOP_GRACE_S))
             await asyncio.wait({self.run_task})
         self.bye.set()
 
@@ -333,7 +269,7 @@ async def _yield_cpu(session: Session) -> None:
             pass
 
 
-def _factory(spec: str, kwargs: dict[str, Any]) -> Callable[[], Awaitable[Session]]:
+def _factory(spec: str, kwargs: dict[str, Any]) -> SessionFactory:
     module, _, name = spec.partition(":")
     fn = getattr(importlib.import_module(module), name)
     return lambda: fn(**kwargs)
@@ -352,13 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("evotui").setLevel(logging.INFO)
-    if args.factory:
+    if args.factory:  # a stand-in session (tests, benchmarks)
         setup = _factory(args.factory, json.loads(args.factory_kwargs))
-    else:
-        options = RunOptions(**json.loads(args.options))
-
-        def setup() -> Awaitable[Session]:
-            return open_session(options)
+    else:  # the run's own, from the factory every face opens its session with
+        setup = functools.partial(open_session, RunOptions(**json.loads(args.options)))
 
     writer = Writer(proto)
     try:

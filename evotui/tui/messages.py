@@ -6,5 +6,5 @@ from textual.message import Message
 
 
 class EngineFinished(Message):
-    """The engine thread is done: the run is over and the session closed (posted from the
-    engine thread; ``post_message`` is thread-safe)."""
+    """The run is over and its session closed (posted from the thread that reads the engine
+    process's pipe; ``post_message`` is thread-safe)."""

@@ -32,6 +32,7 @@ from typing import Any
 from evotui.engine.events import Command, Event, Pause, Resume, Stop, event_from_dict
 from evotui.engine.session import RunOptions, SetupError
 from evotui.tui.controller import CandidateInfo, NothingToExport, library_hook
+from evotui.tui.wire import command_to_dict
 
 log = logging.getLogger(__name__)
 CALL_TIMEOUT_S = 60.0
@@ -235,8 +236,6 @@ class EngineProcess:
     def send(self, command: Command) -> bool:
         if not self.running:
             return False
-        from evotui.tui.host import command_to_dict
-
         if isinstance(command, Stop):
             self._stopping = True
         elif isinstance(command, Pause | Resume):
