@@ -88,7 +88,7 @@ def test_the_op_policy_is_suspended_around_the_harness_host_code(rmsnorm, launch
 
 def test_guard_bands_surround_each_buffer_and_the_judge_finds_a_write_past_the_end(
         rmsnorm, launches, tmp_path, monkeypatch):
-    from evotui.eval.candidate_runner import _bands_damaged
+    from evotui.eval.failures import bands_damaged as _bands_damaged
     from evotui.eval.judge import Judge, Reject
     from evotui.eval.protocol import dump_tensor
 

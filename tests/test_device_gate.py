@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from evotui.eval import EvalRequest, EvaluatorPool
-from evotui.eval.pool import Lane, _Gate
+from evotui.eval.lanes import Gate as _Gate
+from evotui.eval.lanes import Lane
 from evotui.task.model import resolve_task
 from tests.conftest import SAMPLES
 

@@ -79,13 +79,24 @@ def test_the_layer_map_names_real_packages() -> None:
         assert (PACKAGE / package).is_dir() or (PACKAGE / f"{package}.py").is_file(), package
 
 
-def test_the_engine_modules_import_each_other_without_a_cycle() -> None:
-    """Helpers get their collaborators passed in; none imports the loop back (imports inside
-    functions and under TYPE_CHECKING count)."""
-    base = PACKAGE / "engine"
-    modules = {f.stem for f in base.glob("*.py")}
-    graph = {f.stem: {n.split(".")[2] for n in _imports(f) if n.startswith("evotui.engine.")}
-             & modules - {f.stem} for f in base.glob("*.py")}
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_two_modules_import_each_other_even_through_others() -> None:
+    """Between any modules of the package, packages' ``__init__`` included (importing
+    ``evotui.x.y`` runs ``evotui/x/__init__.py``, so ``from evotui.x import y`` depends on
+    it); imports inside functions and under TYPE_CHECKING count."""
+    files = {_module_name(f): f for f in PACKAGE.rglob("*.py")}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {m: {r for n in _imports(f) if (r := resolve(n)) and r != m}
+             for m, f in files.items()}
     done: set[str] = set()
 
     def visit(node: str, path: list[str]) -> None:
@@ -98,3 +109,9 @@ def test_the_engine_modules_import_each_other_without_a_cycle() -> None:
 
     for module in sorted(graph):
         visit(module, [])
+
+
+def test_no_source_file_is_over_400_lines() -> None:
+    long = {str(f.relative_to(PACKAGE.parent)): n for f in PACKAGE.rglob("*.py")
+            if (n := len(f.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, long

@@ -222,7 +222,7 @@ def test_new_values_slower_than_a_one_element_change_is_a_patch_not_a_kernel():
 def test_the_below_roofline_floor_uses_the_fastest_known_data_rate():
     """A kernel that mostly reads honestly beats the copy rate (reads and writes): the floor
     uses the read rate, or the datasheet bandwidth when cuda-python reports it."""
-    from evotui.eval.timing import peak_bytes_per_s
+    from evotui.eval.device_rates import peak_bytes_per_s
 
     assert peak_bytes_per_s({"copy_bytes_per_s": 4.2e12}) == 4.2e12
     assert peak_bytes_per_s({"copy_bytes_per_s": 4.2e12, "read_bytes_per_s": 4.5e12}) == 4.5e12

@@ -6,47 +6,31 @@ counts); it decides nothing. The judge process compares.
 from __future__ import annotations
 
 import gc
-import random
 import sys
 import threading
 import time
-import traceback
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import evotui.eval.outbox as outbox
 from evotui.core import reasons
-from evotui.eval import outbox
+from evotui.eval.ab_phase import ABPhase
+from evotui.eval.failures import CandidateFailure, harness_failure, named_reason, short_traceback
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.lockdown import lock_down
 from evotui.eval.op_policy import OpPolicy
-from evotui.eval.perturb import graph_check_seed, write_quietly
+from evotui.eval.perturb import write_quietly
 from evotui.eval.protocol import dump_tensor
-from evotui.eval.timed_calls import TimedCalls, ValueRounds, as_outputs
+from evotui.eval.timed_calls import as_outputs
+from evotui.eval.timed_phase import TimedPhase
 from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs
 
 CANDIDATE_MODULE = "evotui_candidate"
 
 
-class CandidateFailure(Exception):
-    def __init__(self, reason: str, message: str, restart: bool = False) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-        self.restart = restart
-
-
-def short_traceback(exc: BaseException, filename: str) -> str:
-    """The exception and the candidate's own frames: what the model needs to fix it."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-    where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
-    text = f"{type(exc).__name__}: {exc}{where}"
-    return text[:2000]
-
-
-class CandidateRunner:
+class CandidateRunner(TimedPhase, ABPhase):
     """State kept across requests in one worker: the launch hooks and the device timer."""
 
     def __init__(self, device: str,
@@ -173,7 +157,7 @@ class CandidateRunner:
                            "exec", dont_inherit=True)
             exec(code, module.__dict__)
         except BaseException as e:  # noqa: BLE001 - anything a candidate raises is its failure
-            raise _harness_failure(e) or CandidateFailure(
+            raise harness_failure(e) or CandidateFailure(
                 reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
         model_cls = module.__dict__.get("ModelNew")
         if not isinstance(model_cls, type):
@@ -203,77 +187,6 @@ class CandidateRunner:
                 violations[op] = violations.get(op, 0) + n
         return watched
 
-    def compare(self, req: dict[str, Any]) -> dict[str, Any]:
-        """Interleaved A/B timing of already-accepted candidates on the same inputs, watched
-        like an evaluation's timing: the first call of each poisoned and under the op policy
-        (as a trial is), a random share of the samples and the last call under the policy
-        (a candidate that knew it was being compared could return torch's answer)."""
-        if self.timer is None:
-            return {"ok": False, "reason": reasons.HARNESS_ERROR, "message": "A/B timing needs a GPU"}
-        self._release_previous()
-        torch = self.torch
-        task = self._task(req["task"], req.get("task_sha256"))
-        shape = req["shapes"][0]
-        # as in an evaluation's timing: each model's calls rotate over input sets, whose
-        # values all change before every call (evotui.eval.perturb)
-        seeds, sets = self._timing_inputs(req, task, shape)
-        inputs = sets[0]
-        scratch = Path(req["scratch"])
-        try:
-            models = []
-            for path in req["candidates"]:
-                cls = self._load_model_class(path, task, req.get("static_checks", True))
-                torch.manual_seed(req["init_seed"])
-                models.append(cls(*make_init_inputs(task, shape)).to(self.device))
-            if req.get("gate") and outbox.has_channel():
-                outbox.ask_gate()
-            last: list[Any] = [None] * len(models)
-            allow = tuple(req.get("allow_torch", ()))
-            violations: dict[str, int] = {}
-            watched = self._watcher(allow, violations)
-
-            # as an evaluation's timed calls (evotui.eval.timed_calls), per model; in a round
-            # both models see the same set, each after its own change of all its values
-            changes = [0] * len(sets)
-            runs = [TimedCalls(model, sets, seeds, judge_every_call=False,
-                               audit_seed=req["timing_seed"] + k, changes=changes,
-                               dump=lambda values, prefix, k=k: self._dump(values, scratch,
-                                                                          f"ab{k}_{prefix}"),
-                               refill=lambda values, seed: self._refill(values, task, shape, seed))
-                    for k, model in enumerate(models)]
-            first = self._watcher(allow, violations, poison=True)
-            for run in runs:  # not a prepared call: left out of the audit
-                first(run.call)
-            timings = self.timer.interleaved([run.call for run in runs], watch=watched,
-                                             prepare=lambda k: runs[k].prepare(),
-                                             rng=random.Random(req["timing_seed"]))
-            judged = [run.finish() for run in runs]
-            # new values in the same tensors, then one more call each: the result must be
-            # for these values (a candidate cannot replay while it is being compared)
-            self._refill(inputs, task, shape, req["recheck_seed"])
-            for k, model in enumerate(models):
-                runs[k].out = None
-
-                def final(k: int = k, model: Any = model) -> None:
-                    last[k] = model(*inputs)
-                watched(final)
-            torch.cuda.synchronize(self.device)
-        except CandidateFailure as f:
-            return {"ok": False, "reason": f.reason, "message": f.message, "restart": f.restart}
-        except BaseException as e:  # noqa: BLE001
-            healthy = self._cuda_healthy()
-            return {"ok": False, "reason": reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR,
-                    "message": f"during A/B timing: {type(e).__name__}: {e}"[:2000],
-                    "restart": not healthy}
-        outputs = []
-        for k, out in enumerate(last):
-            outs = as_outputs(out)
-            outputs.append(self._dump(outs, scratch, f"ab{k}"))
-        return {"ok": True, "seed": req["recheck_seed"], "timings": [t.as_dict() for t in timings],
-                "outputs": outputs, "audited": [j["audited"] for j in judged],
-                "weights_changed": [j["weights_changed"] for j in judged],
-                "watched_policy": violations}
-
     def _guarded_call(self, model: Any, inputs: list[Any], policy: OpPolicy | None,
                       cand_path: str) -> tuple[list[Any], int]:
         try:
@@ -284,11 +197,11 @@ class CandidateRunner:
     def _failure(self, e: BaseException, cand_path: str, when: str = "") -> CandidateFailure:
         """What the candidate raised, as its failure: a runtime error, or a CUDA error (and a
         new worker) when the context did not survive it."""
-        own = _harness_failure(e)
+        own = harness_failure(e)
         if own is not None:  # a check of ours that fired inside the call (a patched harness)
             return own
         healthy = self._cuda_healthy()
-        reason = _named_reason(e) or (reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR)
+        reason = named_reason(e) or (reasons.RUNTIME_ERROR if healthy else reasons.CUDA_ERROR)
         return CandidateFailure(reason, when + short_traceback(e, cand_path), restart=not healthy)
 
     def _refill(self, inputs: list[Any], task: types.ModuleType, shape: dict[str, Any],
@@ -399,7 +312,7 @@ class CandidateRunner:
                 try:
                     models[shape_index] = model_cls(*init).to(self.device)
                 except BaseException as e:  # noqa: BLE001
-                    raise _harness_failure(e) or CandidateFailure(
+                    raise harness_failure(e) or CandidateFailure(
                         reasons.LOAD_ERROR, short_traceback(e, cand_path)) from None
             return models[shape_index]
 
@@ -443,7 +356,7 @@ class CandidateRunner:
                 report["trials"][-1]["guards"] = [
                     {"label": label, **self._dump([band], scratch, f"t{i}_g{k}")[0]}
                     for k, (label, band) in enumerate(bands)]
-                bands_damaged = bands_damaged or _bands_damaged(bands, trial["seed"])
+                bands_damaged = bands_damaged or bands_damaged(bands, trial["seed"])
             for name, count in self.recorder.launches.items():
                 report["launches"][name] = report["launches"].get(name, 0) + count
             del inputs, outs  # (on a GPU the inputs wait for their fingerprints in a list)
@@ -483,149 +396,3 @@ class CandidateRunner:
             raise CandidateFailure(reasons.CUDA_ERROR, "the CUDA context is broken after the run",
                                    restart=True)
         return report
-
-    def _time(self, req, run, model_for, task, shapes, scratch, allow,
-              phases: dict[str, float]) -> dict[str, Any]:
-        torch = self.torch
-        # Timed calls rotate over separately allocated input sets: placement effects average
-        # out within a run (steadier across runs) and no call sees the previous call's tensors.
-        seeds, sets = self._timing_inputs(req, task, shapes[0])
-        model = model_for(0)
-        calls = TimedCalls(model, sets, seeds, judge_every_call=self.timer is None,
-                           audit_seed=req["timing_seed"],
-                           dump=lambda values, prefix: self._dump(values, scratch, prefix),
-                           refill=lambda values, seed: self._refill(values, task, shapes[0], seed))
-        watched_ops: dict[str, int] = {}
-        watched = self._watcher(allow, watched_ops)
-        self.recorder.reset()
-
-        clock = time.perf_counter()
-        try:
-            if self.timer is not None:
-                timing = self.timer.time(calls.call, watch=watched, rng=random.Random(seeds[0]),
-                                         slow_cutoff_ms=req.get("slow_cutoff_ms"),
-                                         input_set=calls.next_set, prepare=calls.prepare,
-                                         input_sets=len(sets))
-            else:
-                from evotui.eval.timing import time_interpreter
-
-                # every one watched: the interpreter's wall time ranks candidates on the CPU,
-                # and with no watched call a candidate that tells the timed calls apart from
-                # the checked ones (fresh tensors, unpoisoned memory, its kernels run) could
-                # return torch's answer in exactly those
-                timing = time_interpreter(lambda: watched(calls.call), prepare=calls.prepare)
-        except BaseException as e:  # noqa: BLE001
-            raise self._failure(e, req["candidate"], "while timing: ") from None
-        phases["timer"] = time.perf_counter() - clock  # of "timing": the rest is the rechecks
-        timing_launches = self.recorder.total
-        judged = calls.finish()
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        timed_outputs = self._dump(as_outputs(calls.out), scratch, "timed_out")
-        inputs_after = [{"seed": s, "perturbed": calls.perturbed[k],
-                         "inputs": self._inputs_after(inp, scratch, f"timed_in{k}")}
-                        for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
-        self._settle_inputs()  # before the calls below change the sets' values again
-        graph_replay = None
-        if timing.method == "graph":
-            # the replayed calls ran without new values between them: once more on new values
-            # in the same tensors, and the judge checks that answer (a kernel that skipped its
-            # work on replays would still hold the old one)
-            seed = graph_check_seed(req["recheck_seed"])
-            for values in sets:
-                self._refill(values, task, shapes[0], seed)
-            if self.timer is not None and self.timer.replay_timed_graph():
-                graph_replay = {"seed": seed,
-                                "outputs": self._dump(as_outputs(calls.out), scratch, "graph_out")}
-        inputs = sets[calls.last]
-        calls.out = None
-        fresh_check = self._fresh_vs_same(model, calls, task, shapes[0], req)
-        # New values in the same tensors: a cache keyed on pointers or shapes now returns
-        # a stale result. Then fresh tensors: whatever comes after timing must still be right.
-        self._refill(inputs, task, shapes[0], req["recheck_seed"])
-        # no poisoning here: the recheck must look exactly like a timed call (a candidate
-        # that probes torch.empty for 0xFF could otherwise tell it apart and stop caching)
-        recheck_policy = OpPolicy(allow)
-        recheck_outs, steady_launches = self._guarded_call(model, inputs, recheck_policy,
-                                                           req["candidate"])
-        recheck = self._dump(recheck_outs, scratch, "recheck_out")
-        del recheck_outs
-        verify_policy = OpPolicy(allow, poison=True)
-        _, vouts, _ = run(0, req["verify_seed"], verify_policy)
-        return {
-            **timing.as_dict(),
-            "seed": calls.saw[0],
-            "perturbed": calls.saw[1],
-            "calls": calls.calls,
-            "launches": timing_launches,
-            "launches_per_call": steady_launches,
-            "watched_policy": {**watched_ops, **recheck_policy.violations,
-                               **verify_policy.violations},
-            "recheck": {"seed": req["recheck_seed"], "outputs": recheck},
-            "graph_replay": graph_replay,
-            "fresh_check": fresh_check.as_dict(),
-            "outputs": timed_outputs,
-            **judged,
-            "inputs_after": inputs_after,
-            "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
-        }
-
-    def _fresh_vs_same(self, model, calls: TimedCalls, task, shape, req) -> Any:
-        """Calls on new values vs calls on the same values written again, and on those with
-        one element changed, rotating over the timed input sets
-        (evotui.eval.timed_calls.ValueRounds). Its outputs are not judged: the recheck that
-        follows is."""
-        from evotui.eval.timing import wall_fresh_vs_same
-
-        def fresh_seed(i: int) -> int:
-            return ((req["recheck_seed"] ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
-
-        rounds = ValueRounds(model, calls, lambda values, seed: self._refill(values, task, shape, seed),
-                             fresh_seed)
-
-        def measure(first_round: int) -> Any:
-            def values(i: int, kind: str) -> None:
-                rounds.refresh(first_round + i, kind)
-
-            if self.timer is not None:
-                return self.timer.fresh_vs_same(rounds.call, values)
-            return wall_fresh_vs_same(rounds.call, values)
-
-        try:
-            check = measure(0)
-            if check.looks_cached(interpreter=self.timer is None):
-                # confirmed on rounds of other values before it counts: a cache is slow on
-                # new values every time, a burst of load on a shared CPU is not
-                check = check.merged(measure(check.rounds))
-            return check
-        except BaseException as e:  # noqa: BLE001
-            raise self._failure(e, req["candidate"], "on new input values: ") from None
-
-
-def _causes(e: BaseException) -> Iterator[BaseException]:
-    """``e`` and what it was raised from (the Triton interpreter wraps what a kernel raised)."""
-    seen: BaseException | None = e
-    for _ in range(8):
-        if seen is None:
-            return
-        yield seen
-        seen = seen.__cause__ or seen.__context__
-
-
-def _harness_failure(e: BaseException) -> CandidateFailure | None:
-    """A check of ours that fired inside the candidate's call (a patched harness)."""
-    return next((c for c in _causes(e) if type(c) is CandidateFailure), None)
-
-
-def _named_reason(e: BaseException) -> str | None:
-    """The reason a harness check raised inside the candidate's call carries."""
-    return next((type(c).reason for c in _causes(e)
-                 if type(c).__module__.startswith("evotui.dialects.") and hasattr(type(c), "reason")),
-                None)
-
-
-def _bands_damaged(bands: list[tuple[str, Any]], trial_seed: int) -> bool:
-    from evotui.dialects.cuda.guards import pattern
-
-    return any(not band.cpu().equal(pattern(trial_seed, k, band.numel()))
-               for k, (_, band) in enumerate(bands))

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import evotui.eval.dask_worker as remote
 from evotui.core import reasons
-from evotui.eval import dask_worker as remote
 from evotui.eval.dask_worker import PoolConfig, TaskText
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.task.model import TaskRef

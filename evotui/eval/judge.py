@@ -15,18 +15,14 @@ from typing import Any
 
 from evotui.core import reasons
 from evotui.eval.compare import compare_float, describe_worst
+from evotui.eval.device_rates import measure_device_facts, peak_bytes_per_s, time_baselines
 from evotui.eval.digest import fingerprint
 from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
-from evotui.eval.timing import FreshCheck, peak_bytes_per_s
+from evotui.eval.timing_stats import FreshCheck
+from evotui.eval.verdict_checks import Reject, blob_paths, check_request_answered, check_weights
 from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
-
-
-class Reject(Exception):
-    def __init__(self, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.reason, self.message, self.details = reason, message, details or {}
 
 
 class Judge:
@@ -199,7 +195,7 @@ class Judge:
             self.torch.cuda.empty_cache()
 
     def judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
-        self.blobs = _blob_paths(report)
+        self.blobs = blob_paths(report)
         self.digest_key = report.get("digest_key")
         try:
             details = self._judge(req, report)
@@ -217,7 +213,7 @@ class Judge:
         if report["policy"]:
             ops = ", ".join(f"{op} ×{n}" for op, n in sorted(report["policy"].items()))
             raise Reject(reasons.TORCH_FALLBACK, f"forward computes with torch: {ops}")
-        _check_report_answers_request(req, report, list(req.get("timing_seeds") or [req["timing_seed"]]))
+        check_request_answered(req, report, list(req.get("timing_seeds") or [req["timing_seed"]]))
         details: dict[str, Any] = {"max_abs_err": 0.0, "max_rel_err": 0.0}
         for i, trial in enumerate(report["trials"]):
             if trial["launches"] == 0:
@@ -275,7 +271,7 @@ class Judge:
                              f"{timing['launches_per_call']} per checked call")
         _, refs = self._reference(req, 0, timing["seed"], timing.get("perturbed", 0))
         self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
-        _check_weights(timing.get("weights_changed"))
+        check_weights(timing.get("weights_changed"))
         earlier = timing.get("earlier_outputs") or []
         if timing["method"] == "interpreter" and len(earlier) != timing["calls"] - 1:
             raise Reject(reasons.TAMPERED, "the report lacks the outputs of the timed calls")
@@ -358,7 +354,7 @@ class Judge:
     def check_ab(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         """The outputs of an A/B timing must be right too (a candidate cannot be fast only
         when it is being compared)."""
-        self.blobs = _blob_paths(report)
+        self.blobs = blob_paths(report)
         if not report.get("ok"):
             return {"ok": False, "reason": report.get("reason", reasons.HARNESS_ERROR),
                     "message": report.get("message", "")}
@@ -373,7 +369,7 @@ class Judge:
                 self._compare(req, outputs, refs, f"A/B candidate {k}", reasons.STALE_OUTPUT)
                 self._check_audited(req, audited[k] if k < len(audited) else None,
                                     f"A/B candidate {k}, ")
-                _check_weights(weights[k] if k < len(weights) else None)
+                check_weights(weights[k] if k < len(weights) else None)
             except Reject as r:
                 return {"ok": False, "reason": r.reason, "message": r.message, "index": k}
         return {"ok": True}
@@ -389,98 +385,15 @@ class Judge:
     # -- baselines and device facts -------------------------------------------------------
     def device_facts(self) -> dict[str, Any]:
         if self.facts is None:
-            from evotui.eval.timing import (
-                measure_copy_bandwidth,
-                measure_matmul_rate,
-                measure_read_bandwidth,
-            )
-
-            torch = self.torch
-            props = torch.cuda.get_device_properties(self.device)
-            self.facts = {
-                "name": props.name,
-                "arch": f"sm_{props.major}{props.minor}",
-                "sms": props.multi_processor_count,
-                "l2_bytes": int(getattr(props, "L2_cache_size", 0)),
-                "memory_bytes": int(props.total_memory),
-                "copy_bytes_per_s": measure_copy_bandwidth(self.device),
-                "matmul_flops_per_s": measure_matmul_rate(self.device),
-            }
-            try:  # only widens the below_roofline floor: without it, the copy rate serves
-                self.facts["read_bytes_per_s"] = measure_read_bandwidth(self.device)
-            except Exception:  # noqa: BLE001
-                pass
-            # what cuda-python says (no context needed): the datasheet-style bandwidth
-            from evotui.dialects.cuda.device import query
-
-            cuda = query(self.device.index or 0)
-            if cuda.available:
-                self.facts["theoretical_bytes_per_s"] = cuda.bandwidth_bytes_per_s
-                self.facts["driver"] = cuda.driver_version
+            self.facts = measure_device_facts(self.torch, self.device)
         return self.facts
 
     def baselines(self, req: dict[str, Any]) -> dict[str, Any]:
-        key, task = self._task(req["task"], req.get("task_sha256"))
-        if key in self.baseline_cache:
-            return self.baseline_cache[key]
-        torch = self.torch
-        result: dict[str, Any] = {}
-        if self.timer is None:
-            return result
-        inputs, _ = self._reference(req, 0, 12345)
-        model = self.models[(key, repr(req["shapes"][0]), req["init_seed"])]
-        with torch.no_grad():
-            eager = self.timer.time(lambda: model(*inputs))
-            result["eager_ms"], result["eager_spread_pct"] = eager.median_ms, eager.spread_pct
-            try:
-                compiled = torch.compile(model)
-                for _ in range(3):
-                    compiled(*inputs)
-                t = self.timer.time(lambda: compiled(*inputs))
-                result["compile_ms"], result["compile_spread_pct"] = t.median_ms, t.spread_pct
-            except Exception as e:  # noqa: BLE001 - a missing compiler is not fatal
-                result["compile_error"] = f"{type(e).__name__}: {e}"[:300]
-        self.baseline_cache[key] = result
-        return result
-
-
-def _check_report_answers_request(req: dict[str, Any], report: dict[str, Any],
-                                  timing_seeds: list[int]) -> None:
-    """The worker must have run exactly what was asked, with the seeds it was given: a report
-    that a tampered worker made up (no trials, other seeds) is rejected. (A report without
-    timing is rejected in ``_judge`` once the trials pass: a trial that damaged its guard
-    bands is legitimately left untimed.)"""
-    asked = [(t["seed"], t["shape"]) for t in req["trials"]]
-    got = [(t.get("seed"), t.get("shape")) for t in report.get("trials") or []]
-    if got != asked:
-        raise Reject(reasons.TAMPERED, f"the report holds {len(got)} trials, not the {len(asked)} asked for")
-    timing = report.get("timing")
-    if timing is not None:
-        sets = [e.get("seed") for e in timing.get("inputs_after") or []]
-        seeds = ((timing.get("recheck") or {}).get("seed"), (timing.get("verify") or {}).get("seed"))
-        if (sets != timing_seeds or timing.get("seed") not in timing_seeds
-                or seeds != (req["recheck_seed"], req["verify_seed"])):
-            raise Reject(reasons.TAMPERED, "the timing report answers other seeds")
-    ghost = report.get("ghost") or {}
-    if ghost.get("seed") != req["ghost_seed"]:
-        raise Reject(reasons.TAMPERED, "the ghost-replay report is missing or answers another seed")
-
-
-def _check_weights(changed: Any) -> None:
-    """The parameters a model's kernels wrote into between timed calls (weight_guard)."""
-    if changed:
-        names = ", ".join(f"`{n}`" for n in changed[:5]) if isinstance(changed, list) else "?"
-        raise Reject(reasons.MODIFIED_INPUTS,
-                     f"the model's parameters changed between timed calls ({names}): a kernel "
-                     "wrote into them, which can keep state from one call to the next; keep "
-                     "scratch memory in a buffer (register_buffer) or allocate it per call")
-
-
-
-
-def _blob_paths(report: dict[str, Any]) -> list[str | None]:
-    """The sealed memfds the worker received for this report (it sets ``blobs`` itself)."""
-    blobs = report.get("blobs")
-    if not isinstance(blobs, list):
-        return []
-    return [b if isinstance(b, str) else None for b in blobs]
+        key, _ = self._task(req["task"], req.get("task_sha256"))
+        if key not in self.baseline_cache:
+            if self.timer is None:
+                return {}
+            inputs, _ = self._reference(req, 0, 12345)
+            model = self.models[(key, repr(req["shapes"][0]), req["init_seed"])]
+            self.baseline_cache[key] = time_baselines(self.torch, self.timer, model, inputs)
+        return self.baseline_cache[key]

@@ -18,13 +18,21 @@ def harness_code() -> dict[str, int]:
     turned a check off."""
     from triton.runtime import autotuner, jit
 
+    import evotui.eval.ab_phase as ab_phase
+    import evotui.eval.failures as failures
+    import evotui.eval.op_policy as op_policy
+    import evotui.eval.perturb as perturb
+    import evotui.eval.timed_phase as timed_phase
+    import evotui.eval.timing as timing
+    import evotui.eval.timing_stats as timing_stats
+    import evotui.eval.wall_timing as wall_timing
     from evotui.dialects.triton import checked_texts, launch_arguments, launch_hooks
-    from evotui.eval import op_policy, perturb, timing
 
     code: dict[str, int] = {}
     runner = sys.modules["evotui.eval.candidate_runner"]
     for module in (op_policy, launch_hooks, launch_arguments, checked_texts, perturb, timing,
-                   runner, sys.modules[__name__]):
+                   timing_stats, wall_timing, timed_phase, ab_phase, failures, runner,
+                   sys.modules[__name__]):
         for name, value in vars(module).items():
             code[f"{module.__name__}.{name}"] = id(value)
             if isinstance(value, type) and value.__module__ == module.__name__:

@@ -13,14 +13,23 @@ import queue
 import random
 import shutil
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import evotui.eval.protocol as protocol
 from evotui.core import reasons
-from evotui.eval import protocol
+from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are the pool's too
+    Gate,
+    Lane,
+    detect_devices,
+    empty_folder,
+    per_device_from_env,
+    physical_gpu,
+    protected_paths,
+    sandbox_disabled_by_env,
+    start_workers,
+)
 from evotui.eval.memory_plan import TimingSetPlanner
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.eval.sandbox import Isolation
@@ -30,76 +39,6 @@ from evotui.task.model import TaskRef
 OUTPUT_LIMIT_BYTES = 1 * 1024 * 1024
 WAIT_MARGIN_S = 30.0  # the worker kills a candidate at its timeout; the pool waits this longer
 JUDGE_TIMEOUT_S = 900.0  # the first judgement also times eager and torch.compile
-
-
-@dataclass
-class Lane:
-    device: str  # as the workers see it ("cuda:0" or "cpu")
-    label: str  # as the user sees it ("cuda:1")
-    candidate: WorkerProcess
-    judge: WorkerProcess  # shared by the lanes of one device
-    scratch: Path
-    # the device's: held while one of its candidates runs its trials and timing, and while
-    # its judge works (shared by the lanes of one device)
-    gate: threading.Lock = field(default_factory=threading.Lock)
-    shares_device: bool = False  # other lanes use this device too: candidates ask for the gate
-
-
-def _per_device_from_env() -> int:
-    try:
-        return int(os.environ.get("EVOTUI_CANDIDATES_PER_DEVICE", "1"))
-    except ValueError:
-        return 1
-
-
-def sandbox_disabled_by_env() -> bool:
-    return os.environ.get("EVOTUI_NO_SANDBOX", "") not in ("", "0")
-
-
-def _empty(folder: Path) -> None:
-    """Remove what the last candidate left in its scratch folder (files and folders)."""
-    for entry in folder.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-
-
-def _protected_paths(task: TaskRef) -> list[str]:
-    """Never readable from the sandbox, nor any folder that holds them."""
-    from evotui.config import home
-
-    paths = [str(task.path), str(Path.home())]
-    try:
-        paths.append(str(home()))
-    except OSError:
-        pass
-    return paths
-
-
-def physical_gpu(ordinal: str) -> str:
-    """The GPU id a child process must be given in CUDA_VISIBLE_DEVICES for ordinal ``ordinal``
-    of this process: this process's own CUDA_VISIBLE_DEVICES (e.g. a Dask worker started with
-    ``CUDA_VISIBLE_DEVICES=3``) maps ordinal 0 to GPU 3."""
-    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
-    i = int(ordinal)
-    return visible[i] if i < len(visible) else ordinal
-
-
-def detect_devices(device: str = "auto") -> list[str]:
-    """Devices to run on: every visible GPU for ``cuda``/``auto``, else the CPU."""
-    if device == "cpu":
-        return ["cpu"]
-    import torch
-
-    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if device.startswith("cuda:"):
-        return [device]
-    if device == "cuda" and count == 0:
-        raise RuntimeError("--device cuda: no CUDA GPU is visible (try --device cpu)")
-    if count == 0:
-        return ["cpu"]
-    return [f"cuda:{i}" for i in range(count)]
 
 
 class EvaluatorPool:
@@ -123,7 +62,7 @@ class EvaluatorPool:
             self.devices = ["cpu"] * max(1, lanes)
         # candidates per device: while one is timed, the next ones start, compile and load
         # (each waits for the device's gate before its trials); one judge per device
-        self.per_device = max(1, per_device if per_device is not None else _per_device_from_env())
+        self.per_device = max(1, per_device if per_device is not None else per_device_from_env())
         self._root = Path(tempfile.mkdtemp(prefix="evotui-", dir=protocol.scratch_root()))
         self._free: queue.Queue[Lane] = queue.Queue()
         self.lanes: list[Lane] = []
@@ -163,7 +102,7 @@ class EvaluatorPool:
     def start(self) -> None:
         """Start every worker now (otherwise they start on first use)."""
         for lane in self.lanes:
-            _start_workers(lane)
+            start_workers(lane)
 
     def isolation(self) -> Isolation | None:
         """What the sandbox holds on this pool's machine, as its first candidate worker found
@@ -228,13 +167,13 @@ class EvaluatorPool:
         try:
             return self._compare_on(lane, task, incumbent, challenger, timeout_s)
         finally:
-            _empty(lane.scratch)
+            empty_folder(lane.scratch)
             self._free.put(lane)
 
     def _compare_on(self, lane: Lane, task: TaskRef, incumbent: str, challenger: str,
                     timeout_s: float) -> ABResult:
         try:
-            _start_workers(lane)
+            start_workers(lane)
         except (WorkerDied, WorkerTimeout) as e:
             return ABResult(ok=False, reason=reasons.HARNESS_ERROR, message=str(e))
         paths = []
@@ -249,7 +188,7 @@ class EvaluatorPool:
                                 range(self._sets.count(task, task.shapes("cuda")[0], lane.label))],
                "recheck_seed": self._rng.randrange(1, 2**62)}
         try:
-            with _Gate(lane) as gate:
+            with Gate(lane) as gate:
                 report = lane.candidate.request({"op": "compare", "request": req,
                                                  "timeout_s": timeout_s},
                                                 timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
@@ -296,7 +235,7 @@ class EvaluatorPool:
             return sanitizer.run(str(task.path), str(path), gpu=physical_gpu(lane.label.split(":")[1]),
                                  timeout_s=timeout_s)
         finally:
-            _empty(lane.scratch)
+            empty_folder(lane.scratch)
             self._free.put(lane)
 
     async def asanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
@@ -317,7 +256,7 @@ class EvaluatorPool:
         try:
             return self._evaluate_on(lane, request, t0, backend.name)
         finally:
-            _empty(lane.scratch)
+            empty_folder(lane.scratch)
             self._free.put(lane)
 
     def _precheck(self, backend: Any, source: str) -> Any:
@@ -374,7 +313,7 @@ class EvaluatorPool:
     def _task_fields(self, task: TaskRef) -> dict[str, Any]:
         """What every request about a task carries, for an evaluation or an A/B alike."""
         return {"task": str(task.path), "task_sha256": task.sha256,
-                "sandbox": self.sandbox, "protected": _protected_paths(task),
+                "sandbox": self.sandbox, "protected": protected_paths(task),
                 "atol": task.meta.atol, "rtol": task.meta.rtol,
                 "allow_torch": list(task.meta.allow_torch),
                 "static_checks": self.static_checks,
@@ -384,14 +323,14 @@ class EvaluatorPool:
                      dialect: str = "triton") -> EvalResult:
         common = {"device": lane.label, "interpreter": lane.device == "cpu"}
         try:
-            _start_workers(lane)
+            start_workers(lane)
         except (WorkerDied, WorkerTimeout) as e:
             return EvalResult.rejected(reasons.HARNESS_ERROR, str(e), **common)
         req = self._build_request(lane, request, dialect)
         worker = lane.candidate
         started = time.monotonic()
         try:
-            with _Gate(lane) as gate:
+            with Gate(lane) as gate:
                 report = worker.request({"op": "evaluate", "request": req,
                                          "timeout_s": request.timeout_s},
                                         request.timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
@@ -438,72 +377,4 @@ class EvaluatorPool:
             if report.get("ok"):
                 with lane.gate:
                     lane.judge.kill()
-        return self._result(verdict, common, time.monotonic() - t0, tail, phases)
-
-    @staticmethod
-    def _result(verdict: dict[str, Any], common: dict[str, Any], wall_s: float, tail: str,
-                phases: dict[str, float]) -> EvalResult:
-        details = verdict.get("details") or {}
-        timing = details.get("timing") or {}
-        interpreter = common["interpreter"] or timing.get("method") == "interpreter"
-        return EvalResult(
-            accepted=bool(verdict.get("accepted")),
-            reason=str(verdict.get("reason", reasons.HARNESS_ERROR)),
-            message=str(verdict.get("message", "")),
-            device=common["device"],
-            interpreter=interpreter,
-            time_ms=timing.get("median_ms"),
-            spread_pct=timing.get("spread_pct"),
-            timing_method=timing.get("method"),
-            set_medians_ms=tuple(timing.get("set_medians_ms") or ()),
-            eager_ms=details.get("eager_ms"),
-            compile_ms=details.get("compile_ms"),
-            speedup_eager=None if interpreter else details.get("speedup_eager"),
-            speedup_compile=None if interpreter else details.get("speedup_compile"),
-            roofline_pct=None if interpreter else details.get("roofline_pct"),
-            copy_pct=None if interpreter else details.get("copy_pct"),
-            max_abs_err=details.get("max_abs_err"),
-            launches=details.get("launches") or {},
-            wall_s=wall_s,
-            worker_output_tail=tail[-1000:],
-            phases=phases,
-        )
-
-
-def _start_workers(lane: Lane) -> None:
-    if not lane.candidate.alive:
-        lane.candidate.start()
-    if not lane.judge.alive:
-        with lane.gate:  # the judge may be another lane's too
-            if not lane.judge.alive:
-                lane.judge.start()
-
-
-class _Gate:
-    """The device's gate for one candidate request: taken when the candidate asks for it,
-    given back when its answer is in. A report that says it was timed but never asked for
-    the device ran beside another candidate's timing, so its times mean nothing."""
-
-    def __init__(self, lane: Lane) -> None:
-        self.lane = lane
-        self.held = False
-        self.asked = False
-
-    def acquire(self) -> None:
-        if not self.held:
-            self.lane.gate.acquire()
-            self.held = self.asked = True
-
-    def __enter__(self) -> _Gate:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.held:
-            self.held = False
-            self.lane.gate.release()
-
-    def checked(self, report: dict[str, Any]) -> dict[str, Any]:
-        if self.lane.shares_device and report.get("ok") and not self.asked:
-            return {"ok": False, "reason": reasons.TIMER_TAMPERED,
-                    "message": "timed without holding the device (its gate was never asked for)"}
-        return report
+        return EvalResult.from_verdict(verdict, common, time.monotonic() - t0, tail, phases)

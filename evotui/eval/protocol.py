@@ -81,7 +81,7 @@ def dump_tensor(value: Any, path: Path) -> dict[str, Any]:
     if type(value) is torch.Tensor:
         type_name = "torch.Tensor"
     if isinstance(value, torch.Tensor):
-        from evotui.eval import outbox
+        import evotui.eval.outbox as outbox
 
         plain = value.detach().as_subclass(torch.Tensor)
         meta = {"type_name": type_name, "shape": list(plain.shape), "dtype": str(plain.dtype),

@@ -55,6 +55,36 @@ class EvalResult:
         return d
 
     @staticmethod
+    def from_verdict(verdict: dict[str, Any], common: dict[str, Any], wall_s: float, tail: str,
+                     phases: dict[str, float]) -> EvalResult:
+        """The judge's verdict as the engine sees it (no speedups from the interpreter)."""
+        details = verdict.get("details") or {}
+        timing = details.get("timing") or {}
+        interpreter = common["interpreter"] or timing.get("method") == "interpreter"
+        return EvalResult(
+            accepted=bool(verdict.get("accepted")),
+            reason=str(verdict.get("reason", reasons.HARNESS_ERROR)),
+            message=str(verdict.get("message", "")),
+            device=common["device"],
+            interpreter=interpreter,
+            time_ms=timing.get("median_ms"),
+            spread_pct=timing.get("spread_pct"),
+            timing_method=timing.get("method"),
+            set_medians_ms=tuple(timing.get("set_medians_ms") or ()),
+            eager_ms=details.get("eager_ms"),
+            compile_ms=details.get("compile_ms"),
+            speedup_eager=None if interpreter else details.get("speedup_eager"),
+            speedup_compile=None if interpreter else details.get("speedup_compile"),
+            roofline_pct=None if interpreter else details.get("roofline_pct"),
+            copy_pct=None if interpreter else details.get("copy_pct"),
+            max_abs_err=details.get("max_abs_err"),
+            launches=details.get("launches") or {},
+            wall_s=wall_s,
+            worker_output_tail=tail[-1000:],
+            phases=phases,
+        )
+
+    @staticmethod
     def rejected(reason: str, message: str, **kw: Any) -> EvalResult:
         return EvalResult(accepted=False, reason=reason, message=message, **kw)
 

@@ -62,7 +62,7 @@ class CandidateHost:
 
     def _gate(self) -> None:
         """The candidate asks for the device: the pool holds its gate from this answer on."""
-        from evotui.eval import protocol
+        import evotui.eval.protocol as protocol
 
         assert self.conn is not None
         protocol.send(self.conn, {"gate": "acquire"})
@@ -70,8 +70,8 @@ class CandidateHost:
             raise RuntimeError("the pool did not grant the device")
 
     def run(self, op: str, req: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        import evotui.eval.outbox as outbox
         from evotui.core import reasons
-        from evotui.eval import outbox
         from evotui.eval.candidate_runner import CandidateFailure, CandidateRunner
         from evotui.eval.sandbox import confinement_for, run_isolated
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     root = str(Path(__file__).resolve().parents[2])
     if root not in sys.path:
         sys.path.insert(0, root)
-    from evotui.eval import protocol
+    import evotui.eval.protocol as protocol
 
     conn = Connection(args.fd)
     server: Any

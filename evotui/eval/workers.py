@@ -15,7 +15,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from evotui.eval import protocol
+import evotui.eval.protocol as protocol
 from evotui.eval.sandbox.policy import scrubbed_environment
 
 START_TIMEOUT_S = 180.0

@@ -14,7 +14,9 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.eval.sandbox import landlock, namespaces, seccomp
+import evotui.eval.sandbox.landlock as landlock
+import evotui.eval.sandbox.namespaces as namespaces
+import evotui.eval.sandbox.seccomp as seccomp
 from evotui.eval.sandbox.isolated import Outcome, confine, run_isolated
 from evotui.eval.sandbox.policy import Confinement, default_limits, scrubbed_environment
 

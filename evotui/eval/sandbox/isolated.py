@@ -22,8 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.eval import outbox
-from evotui.eval.sandbox import landlock, namespaces, seccomp
+import evotui.eval.outbox as outbox
+import evotui.eval.sandbox.landlock as landlock
+import evotui.eval.sandbox.namespaces as namespaces
+import evotui.eval.sandbox.seccomp as seccomp
 from evotui.eval.sandbox.policy import Confinement
 
 MAX_ANSWER_BYTES = 64 * 1024 * 1024

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evotui.eval.sandbox import landlock as ll
+import evotui.eval.sandbox.landlock as ll
 
 # the few files of /etc that a dynamic loader, libc and Python read; never the rest of /etc
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",

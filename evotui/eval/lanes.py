@@ -1,0 +1,124 @@
+"""A lane of the evaluator pool: a device, its candidate worker and its judge, the gate
+that lets one candidate at a time use the device, and which devices there are."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evotui.core import reasons
+from evotui.eval.workers import WorkerProcess
+from evotui.task.model import TaskRef
+
+
+@dataclass
+class Lane:
+    device: str  # as the workers see it ("cuda:0" or "cpu")
+    label: str  # as the user sees it ("cuda:1")
+    candidate: WorkerProcess
+    judge: WorkerProcess  # shared by the lanes of one device
+    scratch: Path
+    # the device's: held while one of its candidates runs its trials and timing, and while
+    # its judge works (shared by the lanes of one device)
+    gate: threading.Lock = field(default_factory=threading.Lock)
+    shares_device: bool = False  # other lanes use this device too: candidates ask for the gate
+
+
+def per_device_from_env() -> int:
+    try:
+        return int(os.environ.get("EVOTUI_CANDIDATES_PER_DEVICE", "1"))
+    except ValueError:
+        return 1
+
+
+def sandbox_disabled_by_env() -> bool:
+    return os.environ.get("EVOTUI_NO_SANDBOX", "") not in ("", "0")
+
+
+def empty_folder(folder: Path) -> None:
+    """Remove what the last candidate left in its scratch folder (files and folders)."""
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def protected_paths(task: TaskRef) -> list[str]:
+    """Never readable from the sandbox, nor any folder that holds them."""
+    from evotui.config import home
+
+    paths = [str(task.path), str(Path.home())]
+    try:
+        paths.append(str(home()))
+    except OSError:
+        pass
+    return paths
+
+
+def physical_gpu(ordinal: str) -> str:
+    """The GPU id a child process must be given in CUDA_VISIBLE_DEVICES for ordinal ``ordinal``
+    of this process: this process's own CUDA_VISIBLE_DEVICES (e.g. a Dask worker started with
+    ``CUDA_VISIBLE_DEVICES=3``) maps ordinal 0 to GPU 3."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    i = int(ordinal)
+    return visible[i] if i < len(visible) else ordinal
+
+
+def detect_devices(device: str = "auto") -> list[str]:
+    """Devices to run on: every visible GPU for ``cuda``/``auto``, else the CPU."""
+    if device == "cpu":
+        return ["cpu"]
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if device.startswith("cuda:"):
+        return [device]
+    if device == "cuda" and count == 0:
+        raise RuntimeError("--device cuda: no CUDA GPU is visible (try --device cpu)")
+    if count == 0:
+        return ["cpu"]
+    return [f"cuda:{i}" for i in range(count)]
+
+
+def start_workers(lane: Lane) -> None:
+    if not lane.candidate.alive:
+        lane.candidate.start()
+    if not lane.judge.alive:
+        with lane.gate:  # the judge may be another lane's too
+            if not lane.judge.alive:
+                lane.judge.start()
+
+
+class Gate:
+    """The device's gate for one candidate request: taken when the candidate asks for it,
+    given back when its answer is in. A report that says it was timed but never asked for
+    the device ran beside another candidate's timing, so its times mean nothing."""
+
+    def __init__(self, lane: Lane) -> None:
+        self.lane = lane
+        self.held = False
+        self.asked = False
+
+    def acquire(self) -> None:
+        if not self.held:
+            self.lane.gate.acquire()
+            self.held = self.asked = True
+
+    def __enter__(self) -> Gate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.held:
+            self.held = False
+            self.lane.gate.release()
+
+    def checked(self, report: dict[str, Any]) -> dict[str, Any]:
+        if self.lane.shares_device and report.get("ok") and not self.asked:
+            return {"ok": False, "reason": reasons.TIMER_TAMPERED,
+                    "message": "timed without holding the device (its gate was never asked for)"}
+        return report
