@@ -42,8 +42,8 @@ for list in ${SUITE_LISTS:-}; do
   tar -czf "$out/suite-$name.tar.gz" "runs/suite-$name"
 done
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_eval_gpu.py tests/test_cuda_gpu.py \
-    tests/test_dask_pool.py ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"
+  python3 -m pytest -m gpu -q -p no:cacheprovider tests/eval/test_eval_gpu.py tests/dialects/test_cuda_gpu.py \
+    tests/eval/test_dask_pool.py ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/bench_samples.py --out "$out" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"

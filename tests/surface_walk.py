@@ -1,7 +1,7 @@
 """Walk what a Triton candidate can reach from its allowed imports, and ask the static rules
 about every way found to something dangerous.
 
-Run as ``python -m tests.surface_walk`` (``tests/test_reachable_surface.py`` does, in a fresh
+Run as ``python -m tests.surface_walk`` (``tests/sandbox/test_reachable_surface.py`` does, in a fresh
 process): it prints one JSON object, ``{"passing": [...], "stats": {...}}``, where each
 passing entry is a chain of attributes (``torch.foo.bar``, ``x.d['k'].f``) that reaches a
 dangerous object *and* that ``static_rules.check_source`` accepts in a small candidate.

@@ -17,7 +17,7 @@ from evotui.eval import EvalRequest, EvaluatorPool
 from evotui.eval.sandbox import probe
 from tests.conftest import SAMPLES
 
-ESCAPES = Path(__file__).resolve().parent / "escapes"
+ESCAPES = Path(__file__).resolve().parents[1] / "escapes"
 HONEST = (ESCAPES / "_honest.py").read_text()
 SECRET = f"evotui-secret-{uuid.uuid4().hex}"
 

@@ -20,7 +20,7 @@ from evotui.engine.rundir import RunDir
 from evotui.engine.state import EngineConfig, RunState
 from evotui.memory import AdviceStore
 from tests.conftest import ROOT, SAMPLES
-from tests.test_ab import SharedPool
+from tests.faces.test_ab import SharedPool
 
 pytestmark = pytest.mark.timeout(120)
 ROW_SUM = SAMPLES / "row_sum"

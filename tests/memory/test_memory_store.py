@@ -17,7 +17,7 @@ import pytest
 from evotui.memory import Advice, AdviceStore, CorruptLibrary, UnknownAdvice
 from evotui.memory.coldstart import load_pack
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

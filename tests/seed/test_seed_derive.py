@@ -24,7 +24,7 @@ from evotui.seed import derive_seed
 from evotui.task.model import resolve_task
 from tests.conftest import ROOT
 
-KB = Path(__file__).resolve().parent / "kernelbench_style"
+KB = Path(__file__).resolve().parents[1] / "kernelbench_style"
 FAMILY = {
     "01_Tanh": "elementwise", "02_LeakyReLU_slope": "elementwise",
     "03_Matrix_times_scalar": "elementwise", "04_HardSwish_Softplus": "elementwise",

@@ -13,7 +13,7 @@ from evotui.eval.compare import compare_float, describe_worst
 from evotui.eval.memory_plan import TimingSetPlanner, set_bytes
 from evotui.task.model import resolve_task
 
-KB = Path(__file__).parent / "kernelbench_style"
+KB = Path(__file__).parents[1] / "kernelbench_style"
 GIB = 2**30
 
 

@@ -17,7 +17,7 @@ from evotui.memory.prompting import format_advice
 from evotui.memory.retrieve import Query, Retriever, kinds_compatible
 from evotui.task.model import TaskMeta
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env() -> dict[str, str]:

@@ -17,7 +17,7 @@ from evotui.task.preflight import preflight
 from evotui.task.shapes import CPU_BYTES_LIMIT, footprint, size_constants
 from tests.conftest import ROOT
 
-KB = Path(__file__).resolve().parent / "kernelbench_style"
+KB = Path(__file__).resolve().parents[1] / "kernelbench_style"
 
 
 def test_the_file_s_own_constants_are_found_not_always_batch_size():

@@ -10,7 +10,7 @@ import pytest
 from evotui.engine.param_mutator import ParamMutation, ParamMutator
 from evotui.engine.tunables import config_key, find_tunables, set_tunables
 
-SEED = Path(__file__).resolve().parents[1] / "sample_kernels" / "softmax" / "seed.py"
+SEED = Path(__file__).resolve().parents[2] / "sample_kernels" / "softmax" / "seed.py"
 
 SOURCE = '''"""A matmul-ish candidate."""
 import triton

@@ -50,7 +50,7 @@ def test_a_cpu_lane_runs_no_program_at_all(tmp_path):
 
 
 def test_no_folder_holding_a_protected_path_is_readable(tmp_path):
-    task = Path(__file__).resolve().parent.parent / "sample_kernels" / "softmax" / "task.py"
+    task = Path(__file__).resolve().parents[2] / "sample_kernels" / "softmax" / "task.py"
     grants = Confinement(str(tmp_path), gpu=None, protected=(str(task), str(Path.home()))).grants()
     readable = [Path(g.path).resolve() for g in grants]
     assert not any(task.resolve().is_relative_to(p) for p in readable if p != tmp_path)

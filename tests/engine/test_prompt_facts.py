@@ -23,9 +23,9 @@ from evotui.memory.retrieve import Query, Retriever
 from evotui.memory.store import AdviceStore
 from evotui.task.model import resolve_task
 from tests.conftest import SAMPLES
+from tests.engine.test_generation_zero import RELU_TASK
 from tests.engine_helpers import SOFTMAX_SEED
 from tests.fake_ollama import FakeOllama
-from tests.test_generation_zero import RELU_TASK
 
 pytestmark = pytest.mark.timeout(240)
 
