@@ -88,6 +88,8 @@ class Engine:
         self.memory = memory
         self.run_dir = run_dir
         self.run_info = dict(run_info or {})  # stored in checkpoints: what a resume needs
+        if checkpoint is not None and not self.run_info.get("seed_origin"):
+            self.run_info["seed_origin"] = (checkpoint.get("run") or {}).get("seed_origin")
         self.device_info: dict[str, Any] = {}  # "name", "arch" of the GPU when known
         self.advice_report: dict[str, Any] | None = None  # the end-of-run distillation
         self.resumed = checkpoint is not None
@@ -173,7 +175,7 @@ class Engine:
             gpu=self.device_info, mutator=self.mutator.name, model=self.mutator.model,
             llm=self.mutator.account.as_dict(), config=self.config,
             run_dir=self.run_dir.path if self.run_dir else None, elapsed=self.elapsed(),
-            advice=self.advice_report))
+            advice=self.advice_report, seed_origin=self.run_info.get("seed_origin")))
 
     def checkpoint_data(self) -> dict[str, Any]:
         """A consistent snapshot: candidates in flight are left out (a resume redoes them)."""

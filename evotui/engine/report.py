@@ -40,6 +40,7 @@ class RunFigures:
     run_dir: Path | None
     elapsed: float  # seconds, resumes included
     advice: Mapping[str, Any] | None = None  # the end-of-run distillation, once it ran
+    seed_origin: str | None = None  # "file PATH", "derived from the reference (...)", ...
 
 
 def evals_per_minute(evaluated: int, elapsed: float) -> float:
@@ -135,6 +136,7 @@ def build_report(state: RunState, run: RunFigures) -> dict[str, Any]:
         "rejected_by_reason": dict(sorted(by_reason.items())),
         "by_mutator": by_mutator,
         "seed": _metrics(seed),
+        "seed_origin": run.seed_origin,
         "best": best_dict,
         "llm": dict(run.llm),
         "advice": advice,

@@ -200,6 +200,7 @@ def _task_and_seed(opts: RunOptions, resuming: bool) -> tuple[TaskRef, str | Non
     seed_path = Path(opts.seed) if opts.seed else task.seed_path
     if seed_path is None:
         if (opts.mutator or "auto") == "llm":
+            opts.seed_origin = "written by the model from the reference"
             return task, _generation_zero(task)
         source, opts.seed_origin = _derived_seed(task)
         return task, source

@@ -65,6 +65,7 @@ def test_param_run_writes_the_run_directory_and_best_py_benches(cpu_pool, home, 
     # this softmax seed declares one tunable with 6 values: the search ends after 5 children
     assert report["outcome"] == "exhausted" and report["evaluated"] == 5
     assert report["task"] == "softmax" and report["device"] == "cpu" and report["interpreter"]
+    assert report["seed_origin"] == f"file {SOFTMAX_SEED_PATH}"
     assert report["iterations"] == 8 and report["mutator"] == "param"
     assert report["accepted"] + report["rejected"] == 5
     best = report["best"]
@@ -212,6 +213,8 @@ def test_kill_9_then_resume_continues_from_the_last_checkpoint(home, tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["outcome"] == "completed" and report["evaluated"] == 14
+    # where the seed came from survives the resume
+    assert report["seed_origin"] == f"file {SAMPLES / 'add_gelu' / 'seed.py'}", report["seed_origin"]
     after = json.loads(ck.read_text())
     ids_before = {c["id"] for c in before["population"]["candidates"]}
     ids_after = {c["id"] for c in after["population"]["candidates"]}
