@@ -332,3 +332,9 @@ def unit_dims(shape: tuple[int, ...], groups: list[list[int]]) -> list[int | Non
 
 def prod(values: Any) -> int:
     return math.prod(values)
+
+
+def broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
+    """A value of shape ``small`` broadcasts to ``big`` (numpy's rules)."""
+    return len(small) <= len(big) and all(
+        s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))

@@ -16,6 +16,7 @@ from evotui.seed.common import (
     Operands,
     Parts,
     Tunable,
+    broadcasts,
     is_external,
     peel_output_views,
     prod,
@@ -59,7 +60,7 @@ def derive(graph: Graph, kernel: str) -> Parts:
     exts = sorted({e for n in epilogue for e in n.inputs() if is_external(e)},
                   key=graph.nodes.index)
     for n in epilogue + exts:
-        if not _broadcasts(n.shape, conv.shape):
+        if not broadcasts(n.shape, conv.shape):
             raise NotDerivable("an epilogue operand that does not broadcast to the convolution")
 
     d = len(conv.shape) - 2
@@ -136,11 +137,6 @@ def _taps(conv: Node, d: int) -> list[str]:
         w_off = ["co[None, :] * sw_0", "ci[:, None] * sw_1"]
     lines += [f"        x_off = {x_off}", f"        w_off = {' + '.join(w_off + taps)}"]
     return lines
-
-
-def _broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
-    return len(small) <= len(big) and all(
-        s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))
 
 
 def _forward(graph: Graph, kernel: str, conv: Node, exts: list[Node], out: Node,

@@ -12,6 +12,7 @@ from evotui.seed.common import (
     Operands,
     Parts,
     Tunable,
+    broadcasts,
     is_external,
     peel_output_views,
     replay_chain,
@@ -49,12 +50,12 @@ def derive(graph: Graph, kernel: str) -> Parts:
         if n.kind == "view" and not is_external(n) and n not in chains[0]:
             raise NotDerivable("a view between the matrix product and its epilogue: no template")
     for n in epilogue:
-        if n.shape != out.shape and not _broadcasts(n.shape, out.shape):
+        if n.shape != out.shape and not broadcasts(n.shape, out.shape):
             raise NotDerivable("an element-wise op of another shape than the product")
     exts = sorted({x for n in epilogue for x in n.inputs() if is_external(x)},
                   key=graph.nodes.index)
     for e in exts:
-        if not _broadcasts(e.shape, out.shape):
+        if not broadcasts(e.shape, out.shape):
             raise NotDerivable("an epilogue operand that does not broadcast to the product")
     if out is not mm and out.kind != "ew":
         raise NotDerivable("the model returns an input unchanged")
@@ -84,11 +85,6 @@ def derive(graph: Graph, kernel: str) -> Parts:
            + " fused,\nan fp32 accumulator, grouped (GROUP_M) program order.\n"
            "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS, NUM_STAGES.")
     return Parts(doc=doc, kernels=[kernel_src], tunables=list(TUNABLES), forward=fwd)
-
-
-def _broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
-    return len(small) <= len(big) and all(
-        s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))
 
 
 def _forward(graph: Graph, kernel: str, mm: Node, exts: list[Node], out: Node,
