@@ -94,8 +94,9 @@ def _default_out(args: tuple[Path, ...], problems: list) -> Path:
                    "--time-budget is given).")
 @click.option("--time-budget", "time_budget", default=None, metavar="DURATION",
               callback=_duration,
-              help="Wall time per problem, such as 90s, 10m or 1h30m (with --budget: "
-                   "whichever comes first).")
+              help="Wall time per problem for the search, such as 90s, 10m or 1h30m, counted "
+                   "from the seed's verdict (its first judgement also times eager PyTorch and "
+                   "torch.compile); with --budget: whichever comes first.")
 @click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto",
               show_default=True,
               help="cuda: every visible GPU; cpu: Triton's interpreter (checks correctness, "
