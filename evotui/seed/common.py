@@ -338,3 +338,44 @@ def broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
     """A value of shape ``small`` broadcasts to ``big`` (numpy's rules)."""
     return len(small) <= len(big) and all(
         s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))
+
+
+@dataclass(frozen=True)
+class ProductWithEpilogue:
+    """One matrix product or convolution of external operands (``core``), the output it
+    ends in (``out``, after the views in ``chain``), its element-wise epilogue and the
+    external values that epilogue reads."""
+
+    core: Node
+    out: Node
+    chain: list[Node]
+    epilogue: list[Node]
+    exts: list[Node]
+
+
+def product_with_epilogue(graph: Graph, kind: str, what: str) -> ProductWithEpilogue:
+    """The graph as one ``kind`` node (``what``: "a matrix product", "a convolution") with a
+    fused element-wise epilogue, or why it is not."""
+    noun = what.split(" ", 1)[1]
+    cores = [n for n in graph.nodes if n.kind == kind]
+    if len(cores) > 1:
+        raise NotDerivable(f"{len(cores)} {noun}s: no template for more than one")
+    core = cores[0]
+    if not all(is_external(a) for a in core.inputs()):
+        raise NotDerivable(f"{what} of computed values (a prologue): no template")
+    bases, chains = peel_output_views(graph)
+    if len(bases) != 1:
+        raise NotDerivable(f"{what} with several outputs: no template")
+    out = bases[0]
+    if out is not core and out.kind != "ew":
+        raise NotDerivable("the model returns an input unchanged")
+    epilogue = [n for n in graph.nodes if n.kind == "ew"]
+    for n in graph.nodes:
+        if n.kind == "view" and not is_external(n) and n not in chains[0]:
+            raise NotDerivable(f"a view between the {noun} and its epilogue: no template")
+    exts = sorted({e for n in epilogue for e in n.inputs() if is_external(e)},
+                  key=graph.nodes.index)
+    for n in epilogue + exts:
+        if not broadcasts(n.shape, core.shape):
+            raise NotDerivable(f"an epilogue operand that does not broadcast to {what}")
+    return ProductWithEpilogue(core, out, chains[0], epilogue, exts)

@@ -16,10 +16,9 @@ from evotui.seed.common import (
     Operands,
     Parts,
     Tunable,
-    broadcasts,
     is_external,
-    peel_output_views,
     prod,
+    product_with_epilogue,
     replay_chain,
     template,
 )
@@ -38,30 +37,12 @@ def fits(graph: Graph) -> bool:
 
 
 def derive(graph: Graph, kernel: str) -> Parts:
-    convs = [n for n in graph.nodes if n.kind == "conv"]
-    if len(convs) > 1:
-        raise NotDerivable(f"{len(convs)} convolutions: no template for more than one")
-    conv = convs[0]
+    found = product_with_epilogue(graph, "conv", "a convolution")
+    conv, out, chain, epilogue, exts = (found.core, found.out, found.chain, found.epilogue,
+                                        found.exts)
     x, w = conv.args
-    if not (is_external(x) and is_external(w)):
-        raise NotDerivable("a convolution of computed values (a prologue): no template")
-    bases, chains = peel_output_views(graph)
-    if len(bases) != 1:
-        raise NotDerivable("a convolution with several outputs: no template")
-    out = bases[0]
-    if out is not conv and out.kind != "ew":
-        raise NotDerivable("the model returns an input unchanged")
     if out.dtype != conv.dtype:
         raise NotDerivable("an epilogue that changes the convolution's dtype: no template")
-    epilogue = [n for n in graph.nodes if n.kind == "ew"]
-    for n in graph.nodes:
-        if n.kind == "view" and not is_external(n) and n not in chains[0]:
-            raise NotDerivable("a view between the convolution and its epilogue: no template")
-    exts = sorted({e for n in epilogue for e in n.inputs() if is_external(e)},
-                  key=graph.nodes.index)
-    for n in epilogue + exts:
-        if not broadcasts(n.shape, conv.shape):
-            raise NotDerivable("an epilogue operand that does not broadcast to the convolution")
 
     d = len(conv.shape) - 2
     loads, ptrs, strides = {}, [], []
@@ -95,7 +76,7 @@ def derive(graph: Graph, kernel: str) -> Parts:
               if epilogue else "")
            + " fused,\nthe input gathered per tap with masks, an fp32 accumulator.\n"
            "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES.")
-    fwd = _forward(graph, kernel, conv, exts, out, chains[0], d)
+    fwd = _forward(graph, kernel, conv, exts, out, chain, d)
     return Parts(doc=doc, kernels=[kernel_src], tunables=list(TUNABLES), forward=fwd)
 
 

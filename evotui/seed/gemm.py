@@ -12,9 +12,8 @@ from evotui.seed.common import (
     Operands,
     Parts,
     Tunable,
-    broadcasts,
     is_external,
-    peel_output_views,
+    product_with_epilogue,
     replay_chain,
     template,
 )
@@ -34,31 +33,10 @@ def fits(graph: Graph) -> bool:
 
 
 def derive(graph: Graph, kernel: str) -> Parts:
-    mms = [n for n in graph.nodes if n.kind == "mm"]
-    if len(mms) > 1:
-        raise NotDerivable(f"{len(mms)} matrix products: no template for more than one")
-    mm = mms[0]
+    found = product_with_epilogue(graph, "mm", "a matrix product")
+    mm, out, chain, epilogue, exts = (found.core, found.out, found.chain, found.epilogue,
+                                      found.exts)
     a, b = mm.args
-    if not (is_external(a) and is_external(b)):
-        raise NotDerivable("a matrix product of computed values (a prologue): no template")
-    bases, chains = peel_output_views(graph)
-    if len(bases) != 1:
-        raise NotDerivable("a matrix product with several outputs: no template")
-    out = bases[0]
-    epilogue = [n for n in graph.nodes if n.kind == "ew"]
-    for n in graph.nodes:
-        if n.kind == "view" and not is_external(n) and n not in chains[0]:
-            raise NotDerivable("a view between the matrix product and its epilogue: no template")
-    for n in epilogue:
-        if n.shape != out.shape and not broadcasts(n.shape, out.shape):
-            raise NotDerivable("an element-wise op of another shape than the product")
-    exts = sorted({x for n in epilogue for x in n.inputs() if is_external(x)},
-                  key=graph.nodes.index)
-    for e in exts:
-        if not broadcasts(e.shape, out.shape):
-            raise NotDerivable("an epilogue operand that does not broadcast to the product")
-    if out is not mm and out.kind != "ew":
-        raise NotDerivable("the model returns an input unchanged")
 
     loads = {}
     ptrs, strides = [], []
@@ -78,7 +56,7 @@ def derive(graph: Graph, kernel: str) -> Parts:
                                                    "sc_n"] + strides)
     kernel_src = template("gemm.py.tmpl").substitute(kernel=kernel, args=args, precision=precision,
                                                      epilogue="\n".join(body))
-    fwd = _forward(graph, kernel, mm, exts, out, chains[0])
+    fwd = _forward(graph, kernel, mm, exts, out, chain)
     doc = ("Derived from the reference: a tiled matrix product"
            + (" with its epilogue (" + ", ".join(dict.fromkeys(n.op for n in epilogue)) + ")"
               if epilogue else "")
