@@ -122,3 +122,27 @@ class Gate:
             return {"ok": False, "reason": reasons.TIMER_TAMPERED,
                     "message": "timed without holding the device (its gate was never asked for)"}
         return report
+
+
+class LaneClaim:
+    """One evaluation's claim on a lane, which a cancel from the event loop can abort."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lane: Lane | None = None
+        self._aborted = False
+
+    def claim(self, lane: Lane) -> bool:
+        with self._lock:
+            self._lane = lane
+            return not self._aborted
+
+    def release(self) -> None:
+        with self._lock:
+            self._lane = None
+
+    def abort(self) -> None:
+        with self._lock:
+            self._aborted = True
+            if self._lane is not None:
+                self._lane.candidate.abort()  # its request sees the worker die, and returns

@@ -22,6 +22,7 @@ from evotui.core import reasons
 from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are the pool's too
     Gate,
     Lane,
+    LaneClaim,
     detect_devices,
     empty_folder,
     per_device_from_env,
@@ -132,7 +133,15 @@ class EvaluatorPool:
         self.close()
 
     async def aevaluate(self, request: EvalRequest) -> EvalResult:
-        return await asyncio.to_thread(self.evaluate, request)
+        """``evaluate`` in a thread. Cancelling it (a stopped run) kills the candidate's
+        worker, so that its lane is free at once rather than when the candidate ends."""
+        call = LaneClaim()
+        work = asyncio.ensure_future(asyncio.to_thread(self.evaluate, request, call))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            call.abort()
+            raise
 
     def device_facts(self) -> dict[str, Any] | None:
         lane = self._free.get()
@@ -241,7 +250,7 @@ class EvaluatorPool:
     async def asanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
         return await asyncio.to_thread(self.sanitize, task, source, timeout_s)
 
-    def evaluate(self, request: EvalRequest) -> EvalResult:
+    def evaluate(self, request: EvalRequest, call: LaneClaim | None = None) -> EvalResult:
         from evotui.dialects import backend_for_source
 
         t0 = time.monotonic()
@@ -254,8 +263,14 @@ class EvaluatorPool:
                                        device=self.devices[0], interpreter=self.is_cpu)
         lane = self._free.get()
         try:
+            if call is not None and not call.claim(lane):
+                return EvalResult.rejected(reasons.HARNESS_ERROR, "cancelled before it started",
+                                           wall_s=time.monotonic() - t0, device=lane.label,
+                                           interpreter=self.is_cpu)
             return self._evaluate_on(lane, request, t0, backend.name)
         finally:
+            if call is not None:
+                call.release()
             empty_folder(lane.scratch)
             self._free.put(lane)
 
@@ -378,3 +393,4 @@ class EvaluatorPool:
                 with lane.gate:
                     lane.judge.kill()
         return EvalResult.from_verdict(verdict, common, time.monotonic() - t0, tail, phases)
+

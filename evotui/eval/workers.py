@@ -3,6 +3,7 @@ the kill/restart logic the pool relies on (invariant 3)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -122,6 +123,14 @@ class WorkerProcess:
                     continue
             code = self.proc.wait(timeout=5)
             raise WorkerDied(_describe_exit(code))
+
+    def abort(self) -> None:
+        """Kill the process (and what it started) from another thread; the thread waiting
+        in ``request`` sees it die and cleans up."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -107,3 +107,26 @@ def test_a_harness_error_gets_fresh_workers_for_the_next_candidate(cpu_pool, sof
     assert not lane.candidate.alive and not lane.judge.alive
     assert seed_is_accepted(cpu_pool, softmax_task)
     assert (lane.candidate.proc.pid, lane.judge.proc.pid) != before
+
+
+def test_a_cancelled_evaluation_frees_its_lane_at_once(cpu_pool, softmax_task):
+    """A stopped run cancels what it has in flight: the candidate's worker is killed, so the
+    next run's seed does not wait for a hang to reach its timeout."""
+    import asyncio
+
+    source = (SOFTMAX / "fault_hang.py").read_text()
+
+    async def cancel_a_hang() -> float:
+        work = asyncio.ensure_future(cpu_pool.aevaluate(
+            EvalRequest(task=softmax_task, source=source, name="hang", timeout_s=600)))
+        await asyncio.sleep(3)
+        work.cancel()
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        while cpu_pool._free.qsize() < len(cpu_pool.lanes) and loop.time() - t0 < 120:
+            await asyncio.sleep(0.1)
+        return loop.time() - t0
+
+    freed_after = asyncio.run(cancel_a_hang())
+    assert freed_after < 60, "the hang kept its lane until its 600 s timeout would"
+    assert seed_is_accepted(cpu_pool, softmax_task)
