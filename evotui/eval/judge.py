@@ -19,6 +19,7 @@ from evotui.eval.device_rates import measure_device_facts, peak_bytes_per_s, tim
 from evotui.eval.digest import fingerprint
 from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import graph_check_seed, values_seed
+from evotui.eval.precision import exact_float32
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
 from evotui.eval.timing_stats import FreshCheck
 from evotui.eval.verdict_checks import Reject, blob_paths, check_request_answered, check_weights
@@ -30,6 +31,7 @@ class Judge:
         import torch
 
         self.torch = torch
+        exact_float32(torch)
         self.device = torch.device(device)
         self.timer = None
         if self.device.type == "cuda":

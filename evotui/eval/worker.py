@@ -28,6 +28,9 @@ def _warm_imports(device: str) -> None:
 
     import evotui.dialects.triton  # noqa: F401
     import evotui.eval.candidate_runner  # noqa: F401
+    from evotui.eval.precision import exact_float32
+
+    exact_float32(torch)  # the forks inherit it
 
     if device != "cpu":
         try:  # found here with ldconfig, which a sandboxed candidate may not run (Triton's
