@@ -48,14 +48,14 @@ class CompositeRewrites(GraphBuilder):
         return self._minmax("min", a, kw)
 
     def op_max(self, a: list, kw: dict, val: Any) -> Any:
-        if len(a) > 1 and isinstance(a[1], Node):
+        if len(a) > 1 and not isinstance(val, tuple | list):  # aten::max.other
             return self.ew("maximum", a[0], a[1], like=val)
         if len(a) == 1:
             return self._minmax("max", a, kw)
         return (self._minmax("max", a, kw), self._minmax("argmax", a, kw))
 
     def op_min(self, a: list, kw: dict, val: Any) -> Any:
-        if len(a) > 1 and isinstance(a[1], Node):
+        if len(a) > 1 and not isinstance(val, tuple | list):  # aten::min.other
             return self.ew("minimum", a[0], a[1], like=val)
         if len(a) == 1:
             return self._minmax("min", a, kw)
