@@ -151,6 +151,13 @@ class CompositeRewrites(GraphBuilder):
     def op_cumsum(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("scan", "sum", (a[0],), like=val, dim=a[1] % max(1, len(a[0].shape)))
 
+    def op_flip(self, a: list, kw: dict, val: Any) -> Node:
+        rank = max(1, len(a[0].shape))
+        dims = sorted({d % rank for d in a[1] if a[0].shape[d % rank] != 1})
+        if not dims:
+            return a[0]
+        return self.add("view", "flip", (a[0],), like=val, view_args=[dims])
+
     def op_cumprod(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("scan", "prod", (a[0],), like=val, dim=a[1] % max(1, len(a[0].shape)))
 

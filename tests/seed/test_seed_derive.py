@@ -40,6 +40,7 @@ FAMILY = {
     "23_Conv1d_dilated_strided": "convolution", "24_Conv_depthwise_2D_Tanh": "convolution",
     "25_Conv2d_Min_constant_Scale": "convolution",
     "26_Conv2d_Sigmoid_GroupNorm": "convolution+reduction",
+    "27_Cumsum_reverse_residual": "scan",
 }
 NO_TEMPLATE = {"21_CrossEntropy_targets": "gathers"}
 
