@@ -1,6 +1,6 @@
 """Composite aten ops rewritten into the seed graph's reductions and element-wise nodes:
 softmax, sums and means, min/max and arg-min/max, variance, vector norms, layer, batch and
-group norms, pooling, cumulative scans, matrix products. Part of the translator (trace)."""
+group norms, pooling, cumulative scans, flips, matrix products. Part of the translator (trace)."""
 
 from __future__ import annotations
 
