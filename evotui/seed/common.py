@@ -189,6 +189,8 @@ def view_call(src_name: str, src: Node, node: Node, ops: Operands | None = None)
             # a split keeps traced sizes; an input of that shape follows the real ones
             return f"{src_name}.reshape({like}.shape)"
         return f"{src_name}.reshape({target})"
+    if op == "flip":
+        return f"{src_name}.flip({list(a[0])})"
     if op == "permute":
         return f"{src_name}.permute({list(a[0])})"
     if op == "t":

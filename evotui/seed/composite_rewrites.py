@@ -1,6 +1,6 @@
 """Composite aten ops rewritten into the seed graph's reductions and element-wise nodes:
 softmax, sums and means, min/max and arg-min/max, variance, vector norms, layer, batch and
-group norms, pooling, cumulative scans, matrix products. Part of the translator (trace)."""
+group norms, pooling, cumulative scans, flips, matrix products. Part of the translator (trace)."""
 
 from __future__ import annotations
 
@@ -48,14 +48,14 @@ class CompositeRewrites(GraphBuilder):
         return self._minmax("min", a, kw)
 
     def op_max(self, a: list, kw: dict, val: Any) -> Any:
-        if len(a) > 1 and isinstance(a[1], Node):
+        if len(a) > 1 and not isinstance(val, tuple | list):  # aten::max.other
             return self.ew("maximum", a[0], a[1], like=val)
         if len(a) == 1:
             return self._minmax("max", a, kw)
         return (self._minmax("max", a, kw), self._minmax("argmax", a, kw))
 
     def op_min(self, a: list, kw: dict, val: Any) -> Any:
-        if len(a) > 1 and isinstance(a[1], Node):
+        if len(a) > 1 and not isinstance(val, tuple | list):  # aten::min.other
             return self.ew("minimum", a[0], a[1], like=val)
         if len(a) == 1:
             return self._minmax("min", a, kw)
@@ -150,6 +150,13 @@ class CompositeRewrites(GraphBuilder):
 
     def op_cumsum(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("scan", "sum", (a[0],), like=val, dim=a[1] % max(1, len(a[0].shape)))
+
+    def op_flip(self, a: list, kw: dict, val: Any) -> Node:
+        rank = max(1, len(a[0].shape))
+        dims = sorted({d % rank for d in a[1] if a[0].shape[d % rank] != 1})
+        if not dims:
+            return a[0]
+        return self.add("view", "flip", (a[0],), like=val, view_args=[dims])
 
     def op_cumprod(self, a: list, kw: dict, val: Any) -> Node:
         return self.add("scan", "prod", (a[0],), like=val, dim=a[1] % max(1, len(a[0].shape)))

@@ -12,19 +12,19 @@ from evotui.seed.common import (
     Parts,
     Tunable,
     check_computed,
-    expanded_strides,
     is_external,
-    merged_groups,
     peel_output_views,
     replay_chain,
     template,
 )
 from evotui.seed.graph import Graph, Node, NotDerivable
+from evotui.seed.indexing import OperandIndex, operand_index
 
 TUNABLES = [Tunable("BLOCK_R", 1024, [64, 128, 256, 512, 1024, 2048, 4096]),
             Tunable("BLOCK_INNER", 16, [1, 2, 4, 8, 16, 32, 64]),
             Tunable("NUM_WARPS", 4, [1, 2, 4, 8, 16]),
             Tunable("NUM_STAGES", 1, [1, 2, 3])]
+_FLAT = ["pid_o", "offs_r[:, None]", "offs_i[None, :]"]
 _INIT = {"sum": "0.0", "max": '-float("inf")', "min": 'float("inf")',
          "argmax": '-float("inf")', "argmin": 'float("inf")'}
 
@@ -68,18 +68,14 @@ def derive(graph: Graph, kernel: str) -> Parts:
     for e in exts:
         if len(e.shape) > rank:
             raise NotDerivable("an operand of higher rank than the reduced tensor")
-    materialise = [e for e in exts if e.shape != shape and not all(
-        merged_groups(shape, [expanded_strides(e, shape)], g) for g in groups)]
-    unit = [(g[-1] if g else None) for g in groups]
-
     loads = {}
     ptrs, strides = [], []
-    for k, e in enumerate(exts):
+    indices = [operand_index(k, e, shape, groups, _FLAT) for k, e in enumerate(exts)]
+    for k, (e, index) in enumerate(zip(exts, indices, strict=True)):
         ptrs.append(f"in{k}_ptr")
-        s = [f"s{k}_o", f"s{k}_r", f"s{k}_i"]
-        strides += s
-        loads[e] = (f"tl.load(in{k}_ptr + pid_o * {s[0]} + offs_r[:, None] * {s[1]} + "
-                    f"offs_i[None, :] * {s[2]}, mask=mask, other=0.0).to(tl.float32)")
+        strides += index.params
+        loads[e] = (f"tl.load(in{k}_ptr + {index.offset}, mask=mask, other=0.0)"
+                    ".to(tl.float32)")
     body: list[str] = []
     given: dict[Node, str] = {}
     order = graph.nodes
@@ -110,8 +106,8 @@ def derive(graph: Graph, kernel: str) -> Parts:
     kernel_src = template("reduction.py.tmpl").substitute(kernel=kernel, args=args,
                                                           body="\n".join(body))
     return Parts(doc=_doc(reds, dims), kernels=[kernel_src], tunables=list(TUNABLES),
-                 forward=_forward(graph, kernel, exts, materialise, bases, chains, row, shape,
-                                  dims, unit))
+                 forward=_forward(graph, kernel, exts, indices, bases, chains, row, shape,
+                                  dims))
 
 
 def _row_nodes(graph: Graph) -> set[Node]:
@@ -167,9 +163,9 @@ def _reduce_loop(r: Node, given: dict[Node, str], order: list[Node], loads: dict
     return lines
 
 
-def _forward(graph: Graph, kernel: str, exts: list[Node], materialise: list[Node],
+def _forward(graph: Graph, kernel: str, exts: list[Node], indices: list[OperandIndex],
              bases: list[Node], chains: list[list[Node]], row: set[Node],
-             shape: tuple[int, ...], dims: list[int], unit: list) -> list[str]:
+             shape: tuple[int, ...], dims: list[int]) -> list[str]:
     ops = Operands(graph)
     lines: list[str] = []
     tensors = []
@@ -187,18 +183,14 @@ def _forward(graph: Graph, kernel: str, exts: list[Node], materialise: list[Node
               f"outer = math.prod(shape[:{d0}])",
               f"r = math.prod(shape[{d0}:{d1 + 1}])",
               f"inner = math.prod(shape[{d1 + 1}:])"]
-    for k, e in enumerate(exts):
-        if e in materialise:
-            lines.append(f"a{k} = a{k}.expand(shape).contiguous()")
     call = [f"a{k}" for k in range(len(exts))]
     for k, b in enumerate(bases):
         out_shape = _out_shape(b, shape, dims, row)
         lines.append(f"y{k} = torch.empty({out_shape}, dtype={b.dtype}, device=a0.device)")
         call.append(f"y{k}")
     call += ["r", "inner"]
-    for k, _ in enumerate(exts):
-        st = f"a{k}.expand(shape).stride"
-        call += [f"{st}({u})" if u is not None else "0" for u in unit]
+    for index in indices:
+        call += index.values
     lines += ["block_i = min(BLOCK_INNER, triton.next_power_of_2(inner))",
               "block_r = min(BLOCK_R, triton.next_power_of_2(r))",
               "grid = (outer, triton.cdiv(inner, block_i))",

@@ -84,7 +84,8 @@ def _rest(graph: Graph, cut: Node, depth: int) -> Graph:
             nodes.append(fresh)
             continue
         args = tuple(mapped.get(a, a) if isinstance(a, Node) else a for a in n.args)
-        new = replace(n, args=args) if args != n.args else n
+        attrs = {k: mapped.get(v, v) if isinstance(v, Node) else v for k, v in n.attrs.items()}
+        new = replace(n, args=args, attrs=attrs) if args != n.args or attrs != n.attrs else n
         mapped[n] = new
         nodes.append(new)
     outputs = [mapped[o] for o in graph.outputs]

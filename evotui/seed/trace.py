@@ -88,6 +88,9 @@ class _Translator(PointwiseRewrites, CompositeRewrites):
                 user += 1
             elif kind in ("PARAMETER", "BUFFER"):
                 self.env[node.name] = self.add("param", "param", (), like=val, fqn=spec.target)
+            elif kind == "CONSTANT_TENSOR" and spec.target in self.ep.constants:
+                # a tensor made in forward: its real value, folded or turned into a literal
+                self.env[node.name] = self.ep.constants[spec.target].detach().clone()
             else:
                 raise NotDerivable(f"the model holds a {kind.lower().replace('_', ' ')} "
                                    "that is not a parameter or buffer")
@@ -135,6 +138,11 @@ class _Translator(PointwiseRewrites, CompositeRewrites):
         if target is operator.getitem:
             return args[0][args[1]]
         name = getattr(target, "__name__", str(target)).split(".")[0]
+        if _has(args, kwargs, torch.Tensor):
+            if not _has(args, kwargs, Node):
+                return _fold(target, args, kwargs)
+            args = [_literal(a, name) for a in args]
+            kwargs = {k: _literal(v, name) for k, v in kwargs.items()}
         if name in self.allow and name not in _IDENTITY:
             if not isinstance(val, torch.Tensor):
                 raise NotDerivable(f"aten::{name} kept in torch returns several values: "
@@ -157,6 +165,40 @@ class _Translator(PointwiseRewrites, CompositeRewrites):
             raise NotDerivable(f"aten::{name}: no template for {what}; pass --seed FILE or {hint}")
         raise NotDerivable(f"aten::{name}: no template for this op; pass --seed FILE or {hint}")
 
+
+
+def _has(args: list, kwargs: dict, cls: type) -> bool:
+    def any_of(v: Any) -> bool:
+        if isinstance(v, list | tuple):
+            return any(any_of(x) for x in v)
+        return isinstance(v, cls)
+
+    return any_of(args) or any_of(list(kwargs.values()))
+
+
+def _fold(target: Any, args: list, kwargs: dict) -> Any:
+    """An op of constants only: computed now, at trace time."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            return target(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - a constant the reference computes oddly
+        raise NotDerivable(f"a constant tensor computed in forward ({type(e).__name__})") from None
+
+
+def _literal(v: Any, name: str) -> Any:
+    """A constant tensor met by traced values: a single value becomes a Python scalar."""
+    import torch
+
+    if isinstance(v, list | tuple):
+        return type(v)(_literal(x, name) for x in v)
+    if not isinstance(v, torch.Tensor):
+        return v
+    if v.dim() != 0:
+        raise NotDerivable(f"aten::{name} of a constant tensor of shape {list(v.shape)} made in "
+                           "forward: no template; pass --seed FILE")
+    return v.item()
 
 
 def _statistics(target: str | None) -> bool:

@@ -38,6 +38,9 @@ FAMILY = {
     "18_Max_pooling_2D": "pooling", "20_GroupNorm_channels": "reduction",
     "16_Conv2d_ReLU_BiasAdd": "convolution", "22_Conv_transposed_3D_grouped": "convolution",
     "23_Conv1d_dilated_strided": "convolution", "24_Conv_depthwise_2D_Tanh": "convolution",
+    "25_Conv2d_Min_constant_Scale": "convolution",
+    "26_Conv2d_Sigmoid_GroupNorm": "convolution+reduction",
+    "27_Cumsum_reverse_residual": "scan",
 }
 NO_TEMPLATE = {"21_CrossEntropy_targets": "gathers"}
 
