@@ -31,7 +31,7 @@ from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are t
     sandbox_disabled_by_env,
     start_workers,
 )
-from evotui.eval.memory_plan import TimingSetPlanner
+from evotui.eval.memory_plan import TimingSetPlanner, handover_limit
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.eval.sandbox import Isolation
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
@@ -94,7 +94,9 @@ class EvaluatorPool:
         self.device_names: dict[str, str] = {}
         self._arch: str | None = None  # compile target of the parent's NVRTC check
         self._closed = False
-        self._sets = TimingSetPlanner(self.timing_sets, self.per_device, self._memory_of)
+        self.handover_bytes = handover_limit(len(self.lanes))
+        self._sets = TimingSetPlanner(self.timing_sets, self.per_device, self._memory_of,
+                                      self.handover_bytes)
 
     @property
     def is_cpu(self) -> bool:
@@ -318,7 +320,9 @@ class EvaluatorPool:
             **self._task_fields(task), "candidate": str(cand_file), "scratch": str(lane.scratch),
             "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
             "timing_seed": seed(), "slow_cutoff_ms": request.slow_cutoff_ms,
-            "timing_seeds": [seed() for _ in range(self._sets.count(task, shapes[0], lane.label))],
+            "timing_seeds": [seed() for _ in range(self._sets.count(task, shapes[0], lane.label,
+                                                                    len(trials)))],
+            "handover_limit_bytes": self.handover_bytes,
             "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
             "ghost_shape": 1 if len(shapes) > 1 else 0,
             "dialect": dialect,  # the judge checks the CUDA dialect's guard bands

@@ -110,7 +110,7 @@ class CandidateHost:
 
         forked = time.monotonic()
         outcome = run_isolated(prepare, body, confinement, timeout_s,
-                               blob_limit_bytes=_blob_limit_bytes(),
+                               blob_limit_bytes=int(req.get("handover_limit_bytes") or _blob_limit_bytes()),
                                gate=self._gate if req.get("gate") else None)
         self.held = outcome.blobs
         if outcome.timed_out:

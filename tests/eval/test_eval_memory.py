@@ -84,3 +84,20 @@ def test_the_pool_times_fewer_sets_of_a_big_task_and_asks_each_device_once():
 def test_an_unknown_memory_keeps_every_set_asked_for():
     task = resolve_task(KB / "02_LeakyReLU_slope.py")
     assert TimingSetPlanner(12, 1, lambda device: None).count(task, {}, "cuda:0") == 12
+
+
+def test_timed_sets_also_fit_what_the_host_can_hold_of_the_handed_over_outputs():
+    """Each output a candidate hands over is host memory until the judge reads it, so the
+    sets are bounded by the host's share too."""
+    from evotui.eval.memory_plan import handover_limit
+
+    task = resolve_task(KB / "02_LeakyReLU_slope.py")
+    big = {"dim": 262144}  # 2048 x 262144 fp32: 2 GB of outputs
+    roomy = TimingSetPlanner(12, 1, lambda device: 1024 * GIB)
+    assert roomy.count(task, big, "cuda:0", trials=4) == 12
+    # a 128 GB host, three lanes: 21 GB each, 10 outputs, less 4 trials and 4 other calls
+    assert handover_limit(3, 128 * GIB) == 128 * GIB // 6
+    tight = TimingSetPlanner(12, 1, lambda device: 1024 * GIB, handover_limit(3, 128 * GIB))
+    assert tight.count(task, big, "cuda:0", trials=4) == 10 - 4 - 4
+    tiny = TimingSetPlanner(12, 1, lambda device: 1024 * GIB, 4 * GIB)
+    assert tiny.count(task, big, "cuda:0", trials=4) == 1  # never fewer than one
