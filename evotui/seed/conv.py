@@ -9,6 +9,8 @@ IEEE products (tl.dot would use TF32 on NVIDIA GPUs, outside a 1e-4 tolerance)."
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 import evotui.seed.codegen as codegen
@@ -126,8 +128,7 @@ def _forward(graph: Graph, kernel: str, conv: Node, exts: list[Node], out: Node,
     x, w = (ops.name(v) for v in conv.args)
     names = [ops.name(e) for e in exts]
     a, taps = conv.attrs, conv.args[1].shape[2:]
-    groups = a["groups"]
-    lines = list(ops.lines) + [f"x = {x}", f"w = {w}"]
+    lines = list(ops.lines) + [f"x = {x}", f"w = {w}", f"groups = {_groups(a, w)}"]
     sizes = []
     for j in range(d):
         s, k = f"x.shape[{j + 2}]", taps[j]
@@ -137,11 +138,11 @@ def _forward(graph: Graph, kernel: str, conv: Node, exts: list[Node], out: Node,
             sizes.append(f"({s} - 1) * {stride} - {2 * pad} + {dil * (k - 1) + extra + 1}")
         else:
             sizes.append(f"({s} + {2 * pad} - {dil * (k - 1) + 1}) // {stride} + 1")
-    cout = f"w.shape[1] * {groups}" if a["transposed"] else "w.shape[0]"
+    cout = "w.shape[1] * groups" if a["transposed"] else "w.shape[0]"
     lines += [f"cout = {cout}",
               f"y = torch.empty((x.shape[0], cout, {', '.join(sizes)}), dtype=x.dtype, "
               "device=x.device)",
-              f"cig = x.shape[1] // {groups}", f"cog = cout // {groups}",
+              "cig = x.shape[1] // groups", "cog = cout // groups",
               "m = y.numel() // cout", f"ktot = cig * {prod(taps)}"]
     call = ["x", "w"]
     strides: list[str] = []
@@ -154,9 +155,21 @@ def _forward(graph: Graph, kernel: str, conv: Node, exts: list[Node], out: Node,
     for t in ("x", "w", "y"):
         call += [f"{t}.stride({j})" for j in range(d + 2)]
     call += strides
-    lines += [f"grid = (triton.cdiv(m, BLOCK_M), triton.cdiv(cog, BLOCK_N), {groups})",
+    lines += ["grid = (triton.cdiv(m, BLOCK_M), triton.cdiv(cog, BLOCK_N), groups)",
               f"{kernel}[grid]({', '.join(call)}, BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K, "
               "num_warps=NUM_WARPS, num_stages=NUM_STAGES)"]
     lines += replay_chain("y", out, chain, ops)
     lines.append(f"return {chain[-1].name if chain else 'y'}")
     return lines
+
+
+def _groups(a: dict[str, Any], w: str) -> str:
+    """The group count as the candidate computes it: the traced one is the count at the
+    traced shape, and a depthwise convolution's (groups = channels) grows with the task's.
+    A convolution's weight holds its input channels per group; a transposed one's does not,
+    so its count is read from the module that owns the weight."""
+    if not a["transposed"]:
+        return "x.shape[1] // w.shape[1]"
+    if a["groups"] != 1 and w.startswith("self.") and w.endswith(".weight"):
+        return f"{w[:-len('.weight')]}.groups"
+    return str(a["groups"])

@@ -41,12 +41,14 @@ FAMILY = {
     "25_Conv2d_Min_constant_Scale": "convolution",
     "26_Conv2d_Sigmoid_GroupNorm": "convolution+reduction",
     "27_Cumsum_reverse_residual": "scan",
+    "28_Conv_depthwise_separable_2D": "convolution+convolution",
 }
 NO_TEMPLATE = {"21_CrossEntropy_targets": "gathers"}
 
 # Run in a fresh interpreter process (TRITON_INTERPRET must be set before triton loads):
 # each derived ModelNew against Model, with the same parameters, at the CPU shape and at an
 # odd shape the seed was not traced at (the benchmark shape differs from the traced one too).
+# argv[1] (JSON): constants to multiply at that shape, for files named in it.
 CHECK = r"""
 import json, sys, types
 import torch
@@ -60,13 +62,15 @@ def odd(v):
     return v // 2 + 1 if v >= 32 else v
 
 out = {}
-for path in sys.argv[1:]:
+scales = json.loads(sys.argv[1])
+for path in sys.argv[2:]:
     task = resolve_task(path)
+    scale = scales.get(task.name, {})
     traced = task.shapes("cpu")[0]
     seed = derive_seed(task)
     module = load_module(task.path, "t")
     errors = []
-    for shape in (traced, {k: odd(v) for k, v in traced.items()}):
+    for shape in (traced, {k: odd(v) * scale.get(k, 1) for k, v in traced.items()}):
         module.__dict__.update(shape)
         cand = types.ModuleType("cand")
         exec(compile(seed.source, "derived.py", "exec"), cand.__dict__)
@@ -127,7 +131,11 @@ def test_derived_tunables_are_what_the_param_mutator_searches(derived):
 def test_derived_seeds_compute_the_reference_at_the_traced_and_another_shape():
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     files = [str(KB / f"{name}.py") for name in FAMILY]
-    p = subprocess.run([sys.executable, "-c", CHECK, *files], capture_output=True, text=True,
+    # more channels than traced: a depthwise convolution's groups follow its channels
+    scales = {"28_Conv_depthwise_separable_2D": {"in_channels": 2, "out_channels": 2},
+              "24_Conv_depthwise_2D_Tanh": {"channels": 2}}
+    p = subprocess.run([sys.executable, "-c", CHECK, json.dumps(scales), *files],
+                       capture_output=True, text=True,
                        env=env, cwd=ROOT, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     results = json.loads(p.stdout.strip().splitlines()[-1])
