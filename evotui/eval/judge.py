@@ -3,8 +3,7 @@
 It regenerates every input from its seed, computes the reference with the task's own
 ``Model``, reads the bytes the candidate worker produced, and decides the verdict. It also
 times the baselines (eager and ``torch.compile``) itself, so a candidate cannot slow them,
-and measures the device's copy bandwidth and matmul rate for the roofline.
-"""
+and measures the device's copy bandwidth and matmul rate for the roofline."""
 
 from __future__ import annotations
 
