@@ -15,6 +15,7 @@ from evotui.engine.context import Emit, Finish
 from evotui.engine.hooks import Evaluator
 from evotui.engine.population import Candidate
 from evotui.engine.state import EngineConfig, RunState
+from evotui.engine.timeouts import explain_timeout
 from evotui.eval.results import EvalRequest, EvalResult
 from evotui.task.model import TaskRef
 
@@ -29,6 +30,7 @@ class EvalStep:
         self._emit = emit
         self._finish = finish  # (outcome, message): ends the run
         self._harness_errors_in_a_row = 0
+        self.seed_wall_s: float | None = None  # an accepted seed's evaluation, this process
 
     def _status(self, message: str, level: str = "info") -> None:
         self._emit(ev.Status(message, level))
@@ -44,11 +46,11 @@ class EvalStep:
         request = EvalRequest(task=self.task, source=c.source, name=c.id,
                               trials=config.eval_trials, timeout_s=config.eval_timeout_s,
                               slow_cutoff_ms=self._slow_cutoff_ms(c))
-        result = await evaluator.aevaluate(request)
+        result = self._explained(c, await evaluator.aevaluate(request))
         if result.reason == reasons.HARNESS_ERROR:
             self._status(f"{c.id}: the evaluator failed ({result.message}); trying again",
                          "warning")
-            result = await evaluator.aevaluate(request)
+            result = self._explained(c, await evaluator.aevaluate(request))
         if result.reason != reasons.HARNESS_ERROR:
             self._harness_errors_in_a_row = 0
             return result
@@ -57,6 +59,19 @@ class EvalStep:
             self._finish("failed", f"the evaluator failed {self._harness_errors_in_a_row} times "
                          f"in a row (not the candidates' fault): {result.message}")
         return result
+
+    def _explained(self, c: Candidate, r: EvalResult) -> EvalResult:
+        """A timeout says whether the task is too big or the candidate too slow; an
+        accepted seed's evaluation time is the yardstick."""
+        if c.mutator == "seed" and r.accepted:
+            self.seed_wall_s = r.wall_s
+        if r.reason != reasons.TIMEOUT:
+            return r
+        device = "the CPU interpreter" if self.evaluator.is_cpu else "the GPU"
+        shape = self.task.shapes("cpu" if self.evaluator.is_cpu else "cuda")[0]
+        return replace(r, message=explain_timeout(
+            r.message, is_seed=c.mutator == "seed", seed_wall_s=self.seed_wall_s,
+            timeout_s=self.config.eval_timeout_s, device=device, shape=shape))
 
     def _slow_cutoff_ms(self, c: Candidate) -> float | None:
         best, factor = self.state.best, self.config.slow_cutoff_factor
