@@ -171,7 +171,12 @@ def receive(sock: socket.socket, into: Received, limit_bytes: int,
             continue
         if len(into.fds) >= MAX_BLOBS or into.total_bytes + size > limit_bytes:
             os.close(fd)
-            into.error = into.error or "handed over more output than the limits allow"
+            into.error = into.error or (
+                f"handed over more output than the limits allow ({len(into.fds) + 1} outputs, "
+                f"{(into.total_bytes + size) / 2**30:.1f} GiB, past this candidate's share of "
+                f"the host memory, {limit_bytes / 2**30:.1f} GiB, or {MAX_BLOBS} outputs); an "
+                "honest candidate of a task this big needs a smaller --shape or fewer "
+                "candidates at once")
             into.fds.append(-1)
             continue
         into.total_bytes += size
