@@ -50,3 +50,21 @@ def softmax_task():
     from evotui.task.model import resolve_task
 
     return resolve_task(SAMPLES / "softmax")
+
+
+@pytest.fixture(scope="module")
+def gpu_pool():
+    """A GPU pool per test module (the GPU tests only: they are skipped without one)."""
+    from evotui.eval import EvaluatorPool
+
+    with EvaluatorPool("cuda") as pool:
+        yield pool
+
+
+@pytest.fixture(scope="module")
+def raw_gpu_pool():
+    """A GPU pool with the static rules off, so hostile candidates reach the worker."""
+    from evotui.eval import EvaluatorPool
+
+    with EvaluatorPool("cuda", static_checks=False) as pool:
+        yield pool

@@ -22,22 +22,6 @@ CUDA = CANDIDATES / "cuda"
 SEEDS = {"softmax": "softmax_rows", "rmsnorm": "rmsnorm_rows"}
 
 
-@pytest.fixture(scope="module")
-def gpu_pool():
-    from evotui.eval import EvaluatorPool
-
-    with EvaluatorPool("cuda") as pool:
-        yield pool
-
-
-@pytest.fixture(scope="module")
-def raw_gpu_pool():
-    from evotui.eval import EvaluatorPool
-
-    with EvaluatorPool("cuda", static_checks=False) as pool:
-        yield pool
-
-
 def task(name: str):
     from evotui.task.model import resolve_task
 

@@ -12,22 +12,6 @@ SOFTMAX = CANDIDATES / "softmax"
 SAMPLE_NAMES = sorted(p.name for p in SAMPLES.iterdir() if (p / "seed.py").is_file())
 
 
-@pytest.fixture(scope="module")
-def gpu_pool():
-    from evotui.eval import EvaluatorPool
-
-    with EvaluatorPool("cuda") as pool:
-        yield pool
-
-
-@pytest.fixture(scope="module")
-def raw_gpu_pool():
-    from evotui.eval import EvaluatorPool
-
-    with EvaluatorPool("cuda", static_checks=False) as pool:
-        yield pool
-
-
 def run(pool, task, name):
     return pool.evaluate(EvalRequest(task=task, source=(SOFTMAX / name).read_text(), name=name))
 
