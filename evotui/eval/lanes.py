@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from evotui.core import reasons
-from evotui.eval.workers import WorkerProcess
+from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
 from evotui.task.model import TaskRef
+
+RELEASE_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -22,8 +24,9 @@ class Lane:
     candidate: WorkerProcess
     judge: WorkerProcess  # shared by the lanes of one device
     scratch: Path
-    # the device's: held while one of its candidates runs its trials and timing, and while
-    # its judge works (shared by the lanes of one device)
+    # the device's: held from when one of its candidates asks for it (its trials and timing)
+    # until the judge has read what it handed over and its worker has let that go (shared
+    # by the lanes of one device)
     gate: threading.Lock = field(default_factory=threading.Lock)
     shares_device: bool = False  # other lanes use this device too: candidates ask for the gate
 
@@ -122,6 +125,17 @@ class Gate:
             return {"ok": False, "reason": reasons.TIMER_TAMPERED,
                     "message": "timed without holding the device (its gate was never asked for)"}
         return report
+
+
+def let_go(worker: WorkerProcess) -> None:
+    """The candidate worker closes what its last candidate handed over (the judge has read
+    it), so none of it sits in host memory while the device's next candidate is timed."""
+    if not worker.alive:
+        return
+    try:
+        worker.request({"op": "release"}, RELEASE_TIMEOUT_S)
+    except (WorkerDied, WorkerTimeout):
+        worker.kill()
 
 
 class LaneClaim:

@@ -4,8 +4,9 @@ the GPU's memory, and sent in the request: the worker times exactly those sets a
 judge checks exactly those, so neither works it out again.
 
 Every output a candidate hands over (trials, timed sets, rechecks) is a sealed memfd, in the
-host's memory until the judge has read it; so the sets are also bounded by the host's
-memory, split between the candidates that run at once (``handover_limit``)."""
+host's memory until the judge has read it and the worker has let it go, all while the
+candidate holds its device's gate; so the sets are also bounded by the host's memory, split
+between the gates (``handover_limit``)."""
 
 from __future__ import annotations
 
@@ -45,11 +46,11 @@ def host_memory_bytes() -> int | None:
         return None
 
 
-def handover_limit(lanes: int, host_bytes: int | None = None) -> int:
+def handover_limit(gates: int, host_bytes: int | None = None) -> int:
     """What one candidate may hand over in all: half the host's memory, split between the
-    ``lanes`` candidates that may run at once."""
+    ``gates`` (one per device: only the candidate holding it has outputs in the host)."""
     host = host_bytes if host_bytes is not None else host_memory_bytes()
-    return (host or 16 << 30) // 2 // max(1, lanes)
+    return (host or 16 << 30) // 2 // max(1, gates)
 
 
 class TimingSetPlanner:

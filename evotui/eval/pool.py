@@ -25,6 +25,7 @@ from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are t
     LaneClaim,
     detect_devices,
     empty_folder,
+    let_go,
     per_device_from_env,
     physical_gpu,
     protected_paths,
@@ -94,7 +95,7 @@ class EvaluatorPool:
         self.device_names: dict[str, str] = {}
         self._arch: str | None = None  # compile target of the parent's NVRTC check
         self._closed = False
-        self.handover_bytes = handover_limit(len(self.lanes))
+        self.handover_bytes = handover_limit(len({id(lane.gate) for lane in self.lanes}))
         self._sets = TimingSetPlanner(self.timing_sets, self.per_device, self._memory_of,
                                       self.handover_bytes)
 
@@ -148,21 +149,20 @@ class EvaluatorPool:
     def device_facts(self) -> dict[str, Any] | None:
         lane = self._free.get()
         try:
-            with lane.gate:
-                if not lane.judge.alive:
-                    lane.judge.start()
-                return lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts")
+            return self._facts(lane) or None
         finally:
             self._free.put(lane)
 
     def _memory_of(self, device: str) -> int | None:
         """The memory of the GPU ``device`` (a lane label), as its judge reports it."""
-        lane = next(lane for lane in self.lanes if lane.label == device)
+        return self._facts(next(lane for lane in self.lanes if lane.label == device)).get(
+            "memory_bytes")
+
+    def _facts(self, lane: Lane) -> dict[str, Any]:
         with lane.gate:
             if not lane.judge.alive:
                 lane.judge.start()
-            facts = lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts") or {}
-        return facts.get("memory_bytes")
+            return lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts") or {}
 
     async def acompare(self, task: TaskRef, incumbent: str, challenger: str,
                        timeout_s: float = 300.0) -> ABResult | None:
@@ -198,33 +198,29 @@ class EvaluatorPool:
                "timing_seeds": [self._rng.randrange(1, 2**62) for _ in
                                 range(self._sets.count(task, task.shapes("cuda")[0], lane.label))],
                "recheck_seed": self._rng.randrange(1, 2**62)}
-        try:
-            with Gate(lane) as gate:
+        with Gate(lane) as gate:  # held until the report's bytes are judged and let go
+            try:
                 report = lane.candidate.request({"op": "compare", "request": req,
                                                  "timeout_s": timeout_s},
                                                 timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
-        except WorkerTimeout:
-            return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
-        except WorkerDied as e:
-            return ABResult(ok=False, reason=reasons.CRASHED, message=str(e))
-        report = gate.checked(report)
-        try:  # (the worker holds the report's bytes until its next request)
-            with lane.gate:
+            except WorkerTimeout:
+                return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
+            except WorkerDied as e:
+                return ABResult(ok=False, reason=reasons.CRASHED, message=str(e))
+            report = gate.checked(report)
+            gate.acquire()
+            try:
                 check = lane.judge.request({"op": "check_ab", "request": req, "report": report},
                                            JUDGE_TIMEOUT_S)
-        except (WorkerDied, WorkerTimeout) as e:
-            with lane.gate:
+            except (WorkerDied, WorkerTimeout) as e:
                 lane.judge.kill()
-            return ABResult(ok=False, reason=reasons.HARNESS_ERROR, message=f"judge failed: {e}")
+                return ABResult(ok=False, reason=reasons.HARNESS_ERROR,
+                                message=f"judge failed: {e}")
+            finally:
+                let_go(lane.candidate)
         if not check.get("ok"):
             return ABResult(ok=False, reason=str(check.get("reason")), message=str(check.get("message")))
-        a, b = report["timings"]
-        spread = max(float(a["spread_pct"]), float(b["spread_pct"]))
-        gain = 100.0 * (float(a["median_ms"]) / float(b["median_ms"]) - 1.0)
-        threshold = max(1.0, 3.0 * spread)
-        return ABResult(ok=True, incumbent_ms=a["median_ms"], challenger_ms=b["median_ms"],
-                        spread_pct=spread, gain_pct=gain, threshold_pct=threshold,
-                        significant=gain > threshold)
+        return ABResult.from_timings(*report["timings"])
 
     def sanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
         """compute-sanitizer on a CUDA C candidate, on one lane's GPU while the lane is held
@@ -346,13 +342,20 @@ class EvaluatorPool:
         except (WorkerDied, WorkerTimeout) as e:
             return EvalResult.rejected(reasons.HARNESS_ERROR, str(e), **common)
         req = self._build_request(lane, request, dialect)
+        with Gate(lane) as gate:  # held until the report's bytes are judged and let go
+            try:
+                return self._judged(lane, req, request, gate, common, t0)
+            finally:
+                let_go(lane.candidate)
+
+    def _judged(self, lane: Lane, req: dict[str, Any], request: EvalRequest, gate: Gate,
+                common: dict[str, Any], t0: float) -> EvalResult:
         worker = lane.candidate
         started = time.monotonic()
         try:
-            with Gate(lane) as gate:
-                report = worker.request({"op": "evaluate", "request": req,
-                                         "timeout_s": request.timeout_s},
-                                        request.timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
+            report = worker.request({"op": "evaluate", "request": req,
+                                     "timeout_s": request.timeout_s},
+                                    request.timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
             report = gate.checked(report)
         except WorkerTimeout:
             report = {"ok": False, "reason": reasons.TIMEOUT,
@@ -372,20 +375,18 @@ class EvaluatorPool:
                       "message": "reported kernel time exceeds the wall-clock time of the run"}
         phases = {k: float(v) for k, v in (report.get("phases") or {}).items()
                   if isinstance(v, int | float)}
+        gate.acquire()
         judge_started = time.monotonic()
         try:
-            with lane.gate:
-                verdict = lane.judge.request({"op": "judge", "request": req, "report": report},
-                                             JUDGE_TIMEOUT_S)
+            verdict = lane.judge.request({"op": "judge", "request": req, "report": report},
+                                         JUDGE_TIMEOUT_S)
         except (WorkerDied, WorkerTimeout) as e:
-            with lane.gate:
-                lane.judge.kill()
+            lane.judge.kill()
             return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
                                        worker_output_tail=tail)
         phases["judge"] = time.monotonic() - judge_started
-        # Candidate code never ran in the worker itself (each candidate had a process of its
-        # own, gone now), so a candidate's doing never needs a new worker; one that died does
-        # (it held the report's bytes until now, so it is restarted only after the judge).
+        # Candidate code never ran in the worker (each candidate had a process of its own), so
+        # only a worker that died is restarted (after the judge: it held the report's bytes).
         if not worker.alive:
             worker.kill()  # restarted lazily before the next candidate
         elif verdict.get("reason") == reasons.HARNESS_ERROR:
@@ -394,7 +395,6 @@ class EvaluatorPool:
             # a torch.compile to redo) only when it was the one that failed
             worker.kill()
             if report.get("ok"):
-                with lane.gate:
-                    lane.judge.kill()
+                lane.judge.kill()
         return EvalResult.from_verdict(verdict, common, time.monotonic() - t0, tail, phases)
 

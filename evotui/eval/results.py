@@ -106,5 +106,15 @@ class ABResult:
     threshold_pct: float | None = None
     significant: bool = False
 
+    @classmethod
+    def from_timings(cls, a: dict[str, Any], b: dict[str, Any]) -> ABResult:
+        """From the incumbent's (``a``) and the challenger's (``b``) timed medians and spreads."""
+        spread = max(float(a["spread_pct"]), float(b["spread_pct"]))
+        gain = 100.0 * (float(a["median_ms"]) / float(b["median_ms"]) - 1.0)
+        threshold = max(1.0, 3.0 * spread)
+        return cls(ok=True, incumbent_ms=a["median_ms"], challenger_ms=b["median_ms"],
+                   spread_pct=spread, gain_pct=gain, threshold_pct=threshold,
+                   significant=gain > threshold)
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -72,15 +72,20 @@ class CandidateHost:
         if protocol.recv(self.conn).get("gate") != "granted":
             raise RuntimeError("the pool did not grant the device")
 
+    def release(self) -> None:
+        """Close the last candidate's outputs: the pool asks once the judge has read them."""
+        if self.held is not None:
+            self.held.close()
+            self.held = None
+
     def run(self, op: str, req: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         import evotui.eval.outbox as outbox
         from evotui.core import reasons
         from evotui.eval.candidate_runner import CandidateFailure, CandidateRunner
+        from evotui.eval.memory_plan import handover_limit
         from evotui.eval.sandbox import confinement_for, run_isolated
 
-        if self.held is not None:  # the pool judged them before sending this request
-            self.held.close()
-            self.held = None
+        self.release()
 
         if req.get("sandbox", True) and not self.isolation.complete:
             return {"ok": False, "reason": reasons.SANDBOX_UNAVAILABLE,
@@ -110,7 +115,8 @@ class CandidateHost:
 
         forked = time.monotonic()
         outcome = run_isolated(prepare, body, confinement, timeout_s,
-                               blob_limit_bytes=int(req.get("handover_limit_bytes") or _blob_limit_bytes()),
+                               blob_limit_bytes=int(req.get("handover_limit_bytes")
+                                                    or handover_limit(1)),
                                gate=self._gate if req.get("gate") else None)
         self.held = outcome.blobs
         if outcome.timed_out:
@@ -127,14 +133,6 @@ class CandidateHost:
                 "blobs": [outbox.path_of(fd) if fd >= 0 else None
                           for fd in (held.fds if held is not None else [])],
                 "digest_key": held.key if held is not None else None}
-
-
-def _blob_limit_bytes() -> int:
-    """What one candidate may hand over in all: half the machine's memory (memfds are RAM)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-    except (ValueError, OSError):
-        return 8 << 30
 
 
 def _describe_status(code: int | None) -> str:
@@ -189,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             if op == "shutdown":
                 break
             if op == "ping":
+                reply = {"ok": True}
+            elif op == "release" and args.role == "candidate":
+                server.release()
                 reply = {"ok": True}
             elif op in ("evaluate", "compare") and args.role == "candidate":
                 reply = server.run(op, msg["request"], float(msg.get("timeout_s", 120.0)))

@@ -67,7 +67,8 @@ def test_two_candidates_of_one_device_take_turns_at_its_gate(shared_pool):
     assert all(r.accepted for r in results), [r.message for r in results]
     for r in results:  # compiled before the gate, then waited for it
         assert "warm" in r.phases and "gate_wait" in r.phases, r.phases
-    assert gate.acquisitions >= 4  # each candidate's trials and timing, each judgement
+    # each candidate holds it once, from its trials through its judgement
+    assert gate.acquisitions >= 2
     assert gate.most == 1
 
 

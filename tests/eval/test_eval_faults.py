@@ -3,6 +3,9 @@ one worker restart; the next candidate in the same pool is evaluated normally.""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from evotui.eval import EvalRequest
@@ -130,3 +133,23 @@ def test_a_cancelled_evaluation_frees_its_lane_at_once(cpu_pool, softmax_task):
     freed_after = asyncio.run(cancel_a_hang())
     assert freed_after < 60, "the hang kept its lane until its 600 s timeout would"
     assert seed_is_accepted(cpu_pool, softmax_task)
+
+
+def _memfds(pid: int) -> list[str]:
+    fds = Path(f"/proc/{pid}/fd")
+    links = []
+    for fd in fds.iterdir():
+        try:
+            links.append(os.readlink(fd))
+        except OSError:  # closed while listed
+            continue
+    return [link for link in links if link.startswith("/memfd:")]
+
+
+def test_a_judged_candidates_outputs_leave_the_host_memory_before_the_next_one(
+        cpu_pool, softmax_task):
+    """What a candidate hands over is host memory until the judge reads it; the worker then
+    lets it go, so the device's next candidate (which may hand over as much) has the host's
+    share to itself."""
+    assert seed_is_accepted(cpu_pool, softmax_task)
+    assert all(not _memfds(lane.candidate.proc.pid) for lane in cpu_pool.lanes)

@@ -95,7 +95,7 @@ def test_timed_sets_also_fit_what_the_host_can_hold_of_the_handed_over_outputs()
     big = {"dim": 262144}  # 2048 x 262144 fp32: 2 GB of outputs
     roomy = TimingSetPlanner(12, 1, lambda device: 1024 * GIB)
     assert roomy.count(task, big, "cuda:0", trials=4) == 12
-    # a 128 GB host, three lanes: 21 GB each, 10 outputs, less 4 trials and 4 other calls
+    # a 128 GB host, three GPUs: 21 GB each, 10 outputs, less 4 trials and 4 other calls
     assert handover_limit(3, 128 * GIB) == 128 * GIB // 6
     tight = TimingSetPlanner(12, 1, lambda device: 1024 * GIB, handover_limit(3, 128 * GIB))
     assert tight.count(task, big, "cuda:0", trials=4) == 10 - 4 - 4
