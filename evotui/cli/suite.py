@@ -52,8 +52,9 @@ skips the finished problems and resumes the interrupted one from its checkpoint.
 Problems that could not start are tried again; a finished problem is not, even with a
 larger --budget (continue its run: `evotui run --resume DIR/NAME --iterations N`).
 
---allow-torch and --shape apply to every problem; suite.md marks each problem that ran
-with torch ops allowed (by --allow-torch or by the task's own EVOTUI metadata).
+--allow-torch and --shape apply to every problem; suite.md marks each problem whose
+reference calls an op allowed in torch (by --allow-torch or by the task's own EVOTUI
+metadata): a GEMM problem is not marked for a convolution the suite allowed.
 
 Locally, problems run one after another, each spreading its evaluations over every GPU of
 the host. With --scheduler, one problem per GPU worker of the Dask cluster runs at once

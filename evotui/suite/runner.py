@@ -204,9 +204,8 @@ class SuiteRunner:
         engine = session.engine
         if r.seed_source is None:
             r.seed_source, r.seed_detail = _seed_source(r, session)
-        # the option applies to every problem of the suite, whatever the run made of it
-        r.allow_torch = list(dict.fromkeys([*engine.task.meta.allow_torch, *settings.allow_torch]))
-        r.allow_torch_option = bool(settings.allow_torch)
+        r.allow_torch = await _allowed_ops_called(engine, settings)
+        r.allow_torch_option = bool(set(r.allow_torch) & set(settings.allow_torch))
         for note in session.notes:
             self.on_progress(Progress("note", r, text=note))
         if jobs > 1:  # a share of the lanes each, so that no problem waits on the others
@@ -288,3 +287,16 @@ def open_evaluator(settings: SuiteSettings) -> tuple[Evaluator, str | None]:
 
 __all__ = ["NOT_STARTED", "Progress", "SuiteRun", "SuiteRunner", "open_evaluator", "open_suite",
            "save"]
+
+
+async def _allowed_ops_called(engine: Any, settings: SuiteSettings) -> list[str]:
+    """The allowed torch ops (the task's own and --allow-torch) that the reference calls:
+    a problem is marked only where a kernel could keep one of them (a GEMM is not marked
+    for a convolution the suite allowed)."""
+    allowed = list(dict.fromkeys([*engine.task.meta.allow_torch, *settings.allow_torch]))
+    if not allowed:
+        return []
+    facts = await asyncio.to_thread(lambda: engine.run_task.facts)
+    if not facts.ops:  # the reference could not be traced: any of them may have been kept
+        return allowed
+    return [op for op in allowed if op.removeprefix("aten::").split(".")[0] in facts.ops]

@@ -121,6 +121,9 @@ class FiguresEvaluator(FakeEvaluator):
         # torch.compile failed on the judge: no compile time, so no speedup against it
         "row_sum": EvalResult(True, "accepted", "ok", device="cuda:0", time_ms=0.2,
                               spread_pct=0.5, speedup_eager=0.9, roofline_pct=40.0),
+        "16_Conv2d_ReLU_BiasAdd": EvalResult(True, "accepted", "ok", device="cuda:0", time_ms=0.3,
+                                             spread_pct=0.5, speedup_eager=1.1,
+                                             speedup_compile=0.9, roofline_pct=7.0),
         "softmax": EvalResult.rejected("mismatch", "max abs error 3.1 at [0, 7]",
                                        device="cuda:0"),
     }
@@ -157,23 +160,27 @@ def test_gpu_figures_give_fast_p_and_geomean_per_baseline(home, tmp_path, broken
             "row_sum (torch.compile could not be timed for this reference on the judge).") in md
 
 
-def test_allow_torch_and_options_reach_each_run_and_the_suite_marks_it(home, tmp_path):
+def test_allow_torch_reaches_each_run_and_marks_only_problems_that_call_the_op(home, tmp_path):
     out = tmp_path / "suite"
-    run = open_suite(out, discover([str(SAMPLES / "add_gelu")]),
+    conv = ROOT / "tests" / "kernelbench_style" / "16_Conv2d_ReLU_BiasAdd.py"
+    run = open_suite(out, discover([str(SAMPLES / "add_gelu"), str(conv)]),
                      SuiteSettings(Budget(1), device="cpu", allow_torch=("aten::convolution",),
                                    memory_k=0))
     assert asyncio.run(SuiteRunner(run, FiguresEvaluator()).run_all())
     data = json.loads((out / "suite.json").read_text())
-    (p,) = data["problems"]
-    assert p["allow_torch"] == ["aten::convolution"] and p["allow_torch_option"]
-    assert data["summary"]["allow_torch"] == [{"name": "add_gelu", "ops": ["aten::convolution"],
-                                               "from_option": True}]
-    checkpoint = load_checkpoint(out / "add_gelu")
-    assert checkpoint["run"]["allow_torch"] == ["aten::convolution"]
-    assert checkpoint["config"]["memory_k"] == 0  # the other options reach the run too
+    plain, conv_problem = data["problems"]
+    assert plain["allow_torch"] == [] and not plain["allow_torch_option"]  # no convolution in it
+    assert conv_problem["allow_torch"] == ["aten::convolution"] and conv_problem["allow_torch_option"]
+    assert data["summary"]["allow_torch"] == [{"name": "16_Conv2d_ReLU_BiasAdd",
+                                               "ops": ["aten::convolution"], "from_option": True}]
+    for name in ("add_gelu", "16_Conv2d_ReLU_BiasAdd"):  # the option reaches every run
+        checkpoint = load_checkpoint(out / name)
+        assert checkpoint["run"]["allow_torch"] == ["aten::convolution"]
+        assert checkpoint["config"]["memory_k"] == 0  # the other options reach the run too
     md = (out / "suite.md").read_text()
-    assert "| add_gelu (allow-torch: aten::convolution) | accepted |" in md
-    assert "- add_gelu: aten::convolution (--allow-torch)" in md
+    assert "| add_gelu | accepted |" in md
+    assert "| 16_Conv2d_ReLU_BiasAdd (allow-torch: aten::convolution) |" in md
+    assert "- 16_Conv2d_ReLU_BiasAdd: aten::convolution (--allow-torch)" in md
 
 
 # ---- Ctrl-C, then the same command again ------------------------------------------------
