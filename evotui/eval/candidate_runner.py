@@ -21,6 +21,7 @@ from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.lockdown import lock_down
 from evotui.eval.op_policy import OpPolicy
+from evotui.eval.pending_inputs import PendingInputs
 from evotui.eval.perturb import write_quietly
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import as_outputs
@@ -64,7 +65,7 @@ class CandidateRunner(TimedPhase, ABPhase):
             self.timer = CudaTimer(self.device)
         # loaded before the sandbox closed: a confined candidate cannot read the task file
         self.tasks: dict[str, types.ModuleType] = dict(tasks or {})
-        self._pending_inputs: list[tuple[list[dict[str, Any]], list[Any]]] = []
+        self._pending_inputs = PendingInputs(self.torch, self.device)
 
     # -- helpers ---------------------------------------------------------------------------
     @staticmethod
@@ -238,30 +239,12 @@ class CandidateRunner(TimedPhase, ABPhase):
         key is given, after the last timed call."""
         if self.device.type != "cuda" or not outbox.has_channel():
             return self._dump(values, scratch, prefix)
-        entry: list[dict[str, Any]] = []
-        self._pending_inputs.append((entry, values))
-        return entry
+        return self._pending_inputs.add(values)
 
     def _settle_inputs(self) -> None:
-        if not self._pending_inputs:
-            return
-        from evotui.eval.digest import fingerprint
-
-        self._verify_harness()
-        key = outbox.ask_key()
-        for entry, values in self._pending_inputs:
-            for i, v in enumerate(values):
-                meta = {"type_name": f"{type(v).__module__}.{type(v).__qualname__}",
-                        "shape": [], "dtype": "", "device": "", "file": None}
-                if type(v) is self.torch.Tensor and v.layout == self.torch.strided \
-                        and v.device.type != "meta":
-                    meta.update(type_name="torch.Tensor", shape=list(v.shape), dtype=str(v.dtype),
-                                device=v.device.type, digest=fingerprint(v, key))
-                elif isinstance(v, self.torch.Tensor):
-                    raise CandidateFailure(reasons.NOT_A_TENSOR, f"input {i} is no longer a "
-                                           "plain dense torch.Tensor after the call")
-                entry.append(meta)
-        self._pending_inputs.clear()
+        if self._pending_inputs:
+            self._verify_harness()
+            self._pending_inputs.settle(outbox.ask_key())
 
     # -- the request -----------------------------------------------------------------------
     def evaluate(self, req: dict[str, Any]) -> dict[str, Any]:

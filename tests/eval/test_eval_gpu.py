@@ -278,3 +278,20 @@ def test_no_call_finds_an_earlier_answer_in_its_output(unsandboxed_gpu_pool, sof
     counts = [int(line) for line in log.read_text().split()]
     assert len(counts) > 100
     assert counts[-1] == 0, f"{counts[-1]} rows already held their answer ({len(counts)} calls)"
+
+
+def test_inputs_that_crowd_the_device_wait_on_the_host_and_keep_their_fingerprints(monkeypatch):
+    import torch
+
+    import evotui.eval.pending_inputs as pending_inputs
+    from evotui.eval.digest import fingerprint
+
+    device = torch.device("cuda:0")
+    x = torch.randn(1 << 20, device=device)
+    for inverse, on_host in ((1, False), (1 << 40, True)):  # room to spare / never room
+        monkeypatch.setattr(pending_inputs, "HOST_WHEN_OVER_FREE_INVERSE", inverse)
+        waiting = pending_inputs.PendingInputs(torch, device)
+        entry = waiting.add([x])
+        assert waiting._waiting[0].values[0].device.type == ("cpu" if on_host else "cuda")
+        waiting.settle(12345)
+        assert entry[0]["device"] == "cuda" and entry[0]["digest"] == fingerprint(x, 12345)
