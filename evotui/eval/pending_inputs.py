@@ -4,19 +4,21 @@ The judge needs of an input after a call only whether it changed. On a GPU the c
 process fingerprints each one (``evotui.eval.digest``) with a key it is given once, after
 its last timed call; until then the inputs wait here. They wait on the device, unless a
 call's inputs would crowd out the timed sets (KernelBench's biggest tasks hold 7 GB a
-tensor): then they wait in the host's memory and go back to the device one at a time to be
+tensor) and the host has room: then they wait in the host's memory and go back to the device one at a time to be
 fingerprinted, with the device's generator, as the judge does.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from evotui.core import reasons
 from evotui.eval.failures import CandidateFailure
 
-# a call's inputs move to the host once they hold more than 1/N of the device's free memory
+# a call's inputs move to the host once they hold more than 1/N of the device's free memory,
+# where they hold less than 1/N of the host's free memory
 HOST_WHEN_OVER_FREE_INVERSE = 8
 
 
@@ -25,6 +27,13 @@ class _Waiting:
     entry: list[dict[str, Any]]  # filled in the report once the key is given
     values: list[Any]
     on_host: list[bool]
+
+
+def _host_free_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
 
 
 class PendingInputs:
@@ -43,7 +52,8 @@ class PendingInputs:
         held = sum(v.numel() * v.element_size()
                    for v, m in zip(values, movable, strict=True) if m)
         free, _ = torch.cuda.mem_get_info(self.device)
-        if held * HOST_WHEN_OVER_FREE_INVERSE <= free:
+        if held * HOST_WHEN_OVER_FREE_INVERSE <= free \
+                or held * HOST_WHEN_OVER_FREE_INVERSE > _host_free_bytes():
             movable = [False] * len(values)
         waiting = _Waiting([], [v.to("cpu") if m else v
                                 for v, m in zip(values, movable, strict=True)], movable)

@@ -288,7 +288,8 @@ def test_inputs_that_crowd_the_device_wait_on_the_host_and_keep_their_fingerprin
 
     device = torch.device("cuda:0")
     x = torch.randn(1 << 20, device=device)
-    for inverse, on_host in ((1, False), (1 << 40, True)):  # room to spare / never room
+    monkeypatch.setattr(pending_inputs, "_host_free_bytes", lambda: 1 << 60)
+    for inverse, on_host in ((1, False), (1 << 30, True)):  # room to spare / never room
         monkeypatch.setattr(pending_inputs, "HOST_WHEN_OVER_FREE_INVERSE", inverse)
         waiting = pending_inputs.PendingInputs(torch, device)
         entry = waiting.add([x])
