@@ -8,19 +8,19 @@ import sys
 
 from tests.conftest import ROOT
 
-RESULTS = ROOT / "bench" / "results"
+RESULTS = ROOT / "bench" / "results" / "raw"  # what gpu-check.sh wrote on the lent GPUs
 
 
 def _gpu_check_output(tmp_path, with_runs: bool = True):
     out = tmp_path / "out"
     (out / "param-runs").mkdir(parents=True)
-    shutil.copy(RESULTS / "2026-11-30-s2-h200-bench-samples.json", out / "bench_samples.json")
+    shutil.copy(RESULTS / "h200-bench-samples.json", out / "bench_samples.json")
     if with_runs:
-        shutil.copy(RESULTS / "2026-11-30-s2-h200x2-param-runs.json",
+        shutil.copy(RESULTS / "h200x2-param-runs.json",
                     out / "param-runs" / "param_runs.json")
-        shutil.copy(RESULTS / "2026-11-30-s2-h200x2-scaling-run1.json", out / "bench_scaling.json")
+        shutil.copy(RESULTS / "h200x2-scaling.json", out / "bench_scaling.json")
         (out / "ab").mkdir()
-        shutil.copy(RESULTS / "2026-11-30-s2-h200x2-ab-rmsnorm.json", out / "ab" / "ab.json")
+        shutil.copy(RESULTS / "h200x2-ab-rmsnorm.json", out / "ab" / "ab.json")
     return out
 
 
@@ -68,7 +68,7 @@ def test_a_missing_sample_is_never_counted_as_met(tmp_path):
 def test_a_search_with_memory_on_is_shown_and_can_meet_the_matmul_target():
     """The H200 figures recorded on 2026-11-30: the pure search stays short of torch.compile on the GEMM,
     the same budget with the advice library on (cold-start pack) passes it."""
-    p = _combine(RESULTS / "2026-11-30-s3-h200x2")
+    p = _combine(RESULTS / "h200x2-gpu-check")
     assert p.returncode == 0, p.stderr
     assert "matmul_bias_relu best 1.02× torch.compile in 64 evaluations" in p.stdout
     assert ("matmul_bias_relu ≥ 1.0× torch.compile: 0.88× by the pure search, 1.02× with the "
