@@ -5,16 +5,15 @@ accumulator. Rows are output positions (batch × space), columns a group's outpu
 channels, and the reduction runs over the group's input channels × the kernel's taps,
 gathered from the input with masks (no im2col buffer). A transposed convolution gathers
 too: an output position takes the input positions that land on it. fp32 operands use
-IEEE products (tl.dot would use TF32 on NVIDIA GPUs, outside a 1e-4 tolerance)."""
+IEEE products, or three TF32 ones where the search sets TF32X3 (``common.DotPrecision``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 import evotui.seed.codegen as codegen
 from evotui.seed.common import (
+    DotPrecision,
     Operands,
     Parts,
     Tunable,
@@ -67,9 +66,10 @@ def derive(graph: Graph, kernel: str) -> Parts:
               [f"sw_{j + 2}" for j in range(d)] + ["sy_n", "sy_c"] + [f"sy_{j}" for j in range(d)])
     args = ", ".join(["x_ptr", "w_ptr"] + ptrs + ["y_ptr", "M", "COG", "KTOT", "CIG"] + sizes +
                      layout + strides)
-    precision = ', input_precision="ieee"' if x.dtype == torch.float32 else ""
+    precision = DotPrecision.of(x.dtype)
     kernel_src = template("conv.py.tmpl").substitute(
-        kernel=kernel, args=args, precision=precision, positions="\n".join(_positions(d)),
+        kernel=kernel, args=args, precision=precision.dot, precision_param=precision.param,
+        positions="\n".join(_positions(d)),
         taps="\n".join(_taps(conv, d)), epilogue="\n".join(body))
     kind = "transposed convolution" if conv.attrs["transposed"] else "convolution"
     what = f"a {d}-D {kind} {'x'.join(map(str, w.shape[2:]))}"
@@ -77,9 +77,11 @@ def derive(graph: Graph, kernel: str) -> Parts:
            + (" with its epilogue (" + ", ".join(dict.fromkeys(n.op for n in epilogue)) + ")"
               if epilogue else "")
            + " fused,\nthe input gathered per tap with masks, an fp32 accumulator.\n"
-           "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES.")
-    fwd = _forward(graph, kernel, conv, exts, out, chain, d)
-    return Parts(doc=doc, kernels=[kernel_src], tunables=list(TUNABLES), forward=fwd)
+           "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES"
+           + (", TF32X3 (fp32 products as three TF32 ones)" if precision.tunables else "") + ".")
+    fwd = _forward(graph, kernel, conv, exts, out, chain, d, precision.launch)
+    return Parts(doc=doc, kernels=[kernel_src], tunables=[*TUNABLES, *precision.tunables],
+                 forward=fwd)
 
 
 def _positions(d: int) -> list[str]:
@@ -123,7 +125,7 @@ def _taps(conv: Node, d: int) -> list[str]:
 
 
 def _forward(graph: Graph, kernel: str, conv: Node, exts: list[Node], out: Node,
-             chain: list[Node], d: int) -> list[str]:
+             chain: list[Node], d: int, precision: str) -> list[str]:
     ops = Operands(graph)
     x, w = (ops.name(v) for v in conv.args)
     names = [ops.name(e) for e in exts]
@@ -156,8 +158,8 @@ def _forward(graph: Graph, kernel: str, conv: Node, exts: list[Node], out: Node,
         call += [f"{t}.stride({j})" for j in range(d + 2)]
     call += strides
     lines += ["grid = (triton.cdiv(m, BLOCK_M), triton.cdiv(cog, BLOCK_N), groups)",
-              f"{kernel}[grid]({', '.join(call)}, BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K, "
-              "num_warps=NUM_WARPS, num_stages=NUM_STAGES)"]
+              f"{kernel}[grid]({', '.join(call)}, BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K"
+              f"{precision}, num_warps=NUM_WARPS, num_stages=NUM_STAGES)"]
     lines += replay_chain("y", out, chain, ops)
     lines.append(f"return {chain[-1].name if chain else 'y'}")
     return lines

@@ -1,14 +1,13 @@
 """The matrix-product family: one (batched) matrix product of inputs or parameters (any
 strides: transposes are views), then any element-wise epilogue (bias, scale, activation,
 residual) fused on the fp32 accumulator. Tiled with grouped program order; fp32 operands
-use IEEE products (tl.dot would use TF32 on NVIDIA GPUs, outside a 1e-4 tolerance)."""
+use IEEE products, or three TF32 ones where the search sets TF32X3 (``common.DotPrecision``)."""
 
 from __future__ import annotations
 
-import torch
-
 import evotui.seed.codegen as codegen
 from evotui.seed.common import (
+    DotPrecision,
     Operands,
     Parts,
     Tunable,
@@ -50,23 +49,26 @@ def derive(graph: Graph, kernel: str) -> Parts:
     names = codegen.emit([out], {mm: "acc"}, graph.nodes, lambda n: loads[n], is_external, body,
                          "    ")
     body.append(f"    tl.store(c_ptrs, {names[out]}.to(c_ptr.dtype.element_ty), mask=c_mask)")
-    precision = ', input_precision="ieee"' if a.dtype == torch.float32 else ""
+    precision = DotPrecision.of(a.dtype)
     args = ", ".join(["a_ptr", "b_ptr"] + ptrs + ["c_ptr", "M", "N", "K", "sa_b", "sa_m", "sa_k",
                                                    "sb_b", "sb_k", "sb_n", "sc_b", "sc_m",
                                                    "sc_n"] + strides)
-    kernel_src = template("gemm.py.tmpl").substitute(kernel=kernel, args=args, precision=precision,
-                                                     epilogue="\n".join(body))
-    fwd = _forward(graph, kernel, mm, exts, out, chain)
+    kernel_src = template("gemm.py.tmpl").substitute(
+        kernel=kernel, args=args, precision=precision.dot, precision_param=precision.param,
+        epilogue="\n".join(body))
+    fwd = _forward(graph, kernel, mm, exts, out, chain, precision.launch)
     doc = ("Derived from the reference: a tiled matrix product"
            + (" with its epilogue (" + ", ".join(dict.fromkeys(n.op for n in epilogue)) + ")"
               if epilogue else "")
            + " fused,\nan fp32 accumulator, grouped (GROUP_M) program order.\n"
-           "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS, NUM_STAGES.")
-    return Parts(doc=doc, kernels=[kernel_src], tunables=list(TUNABLES), forward=fwd)
+           "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS, NUM_STAGES"
+           + (", TF32X3 (fp32 products as three TF32 ones)" if precision.tunables else "") + ".")
+    return Parts(doc=doc, kernels=[kernel_src], tunables=[*TUNABLES, *precision.tunables],
+                 forward=fwd)
 
 
 def _forward(graph: Graph, kernel: str, mm: Node, exts: list[Node], out: Node,
-             chain: list[Node]) -> list[str]:
+             chain: list[Node], precision: str) -> list[str]:
     ops = Operands(graph)
     a, b = (ops.name(x) for x in mm.args)
     names = [ops.name(e) for e in exts]
@@ -97,7 +99,7 @@ def _forward(graph: Graph, kernel: str, mm: Node, exts: list[Node], out: Node,
     call += ["c", "m", "n", "k", "*sa", "*sb", "*sc"] + strides
     lines += ["grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N), nb)",
               f"{kernel}[grid]({', '.join(call)}, BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K, "
-              "GM=GROUP_M, num_warps=NUM_WARPS, num_stages=NUM_STAGES)"]
+              f"GM=GROUP_M{precision}, num_warps=NUM_WARPS, num_stages=NUM_STAGES)"]
     lines += replay_chain("c", out, chain, ops)
     lines.append(f"return {chain[-1].name if chain else 'c'}")
     if out.dtype != mm.dtype:

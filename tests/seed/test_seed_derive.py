@@ -115,8 +115,10 @@ def test_derived_seeds_are_clean_candidates_the_static_rules_accept(derived):
         assert "class ModelNew(nn.Module)" in source and "@triton.jit" in source
         assert "TUNABLES = {" in source and "torch._inductor" not in source
     gemm = derived["12_Square_matmul"].source
-    assert 'input_precision="ieee"' in gemm  # fp32 tl.dot is TF32 on NVIDIA otherwise
-    for knob in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_WARPS", "NUM_STAGES"):
+    # fp32 tl.dot is TF32 on NVIDIA otherwise: IEEE products unless the search asks for 3xTF32
+    assert "input_precision=PRECISION" in gemm and "TF32X3 = 0\n" in gemm
+    assert 'PRECISION="tf32x3" if TF32X3 else "ieee"' in gemm
+    for knob in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_WARPS", "NUM_STAGES", "TF32X3"):
         assert f'"{knob}"' in gemm
 
 
