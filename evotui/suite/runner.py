@@ -273,13 +273,12 @@ def open_evaluator(settings: SuiteSettings) -> tuple[Evaluator, str | None]:
         except RuntimeError as e:
             raise SetupError(str(e)) from None
     from evotui.eval import EvaluatorPool
-    from evotui.eval.sandbox_state import sandbox_state
 
     try:
         pool = EvaluatorPool(settings.device)
     except RuntimeError as e:
         raise SetupError(str(e)) from None
-    sandbox = sandbox_state(pool)
+    sandbox = pool.sandbox_state()
     if sandbox.problem:
         pool.close()
         raise SetupError(sandbox.problem)

@@ -181,7 +181,7 @@ class SanitizingEvaluator(FakeEvaluator):
         super().__init__(judge)
         self.sanitized: list[str] = []
 
-    async def asanitize(self, task, source):
+    async def asanitize(self, task, source, timeout_s=600.0):
         self.sanitized.append(source)
         if "EVO_VARIANT_2 " in source:
             return SanitizerReport(True, False, "memcheck", 1,
