@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evotui.engine.mutators import LLMAccount, Mutation, MutationRequest
+from evotui.eval.evaluator import Evaluator
 from evotui.eval.results import EvalRequest, EvalResult
 from tests.conftest import CANDIDATES, SAMPLES
 
@@ -29,8 +30,9 @@ def modelled_time(source: str) -> float:
     return t
 
 
-class FakeEvaluator:
-    """Judges instantly (after ``delay``) with ``judge(source)``; records every request."""
+class FakeEvaluator(Evaluator):
+    """Judges instantly (after ``delay``) with ``judge(source)``; records every request.
+    Neither compares nor sanitizes (the ``Evaluator`` defaults)."""
 
     def __init__(self, judge: Callable[[str], EvalResult] | None = None, delay: float = 0.0,
                  lanes: int = 1, cpu: bool = False) -> None:

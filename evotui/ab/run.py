@@ -191,9 +191,8 @@ class ABRunner:
         home = s.out / "home"
         user = user_library()
         library = prepare_library(home, user, s.fresh_library)
-        facts_fn = getattr(self.evaluator, "device_facts", None)
-        if not self.evaluator.is_cpu and facts_fn is not None:
-            facts = await asyncio.to_thread(facts_fn) or {}
+        if not self.evaluator.is_cpu:
+            facts = await asyncio.to_thread(self.evaluator.device_facts) or {}
             self.arch, self.gpu = facts.get("arch"), facts.get("name")
         runs: list[RunRecord] = []
         seeds = list(range(1, s.seeds + 1))

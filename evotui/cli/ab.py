@@ -7,13 +7,16 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from evotui.cli.common import NonEmptyPath, fail
+
+if TYPE_CHECKING:
+    from evotui.eval.evaluator import Evaluator
 
 AB_HELP = """Does memory pay? Solve TASK with the same budget with the advice library off and
 on, over several RNG seeds, and compare evaluations to reach a target and the best result.
@@ -31,7 +34,7 @@ interpreter wall times: the comparison shows the mechanics, not kernel speed.
 """
 
 
-def _open_pool(device: str) -> Any:
+def _open_pool(device: str) -> Evaluator:
     """The evaluator pool for all runs (tests replace this)."""
     from evotui.eval import EvaluatorPool
 
@@ -128,7 +131,7 @@ def ab(task: Path, seed: Path | None, learn: Path | None, seeds: int, iterations
         fail(str(e))
     runs = (1 if learn else 0) + 2 * seeds
     err.print(f"A/B on {task}: {runs} runs of {iterations} evaluations → {out}", highlight=False)
-    if getattr(pool, "is_cpu", False):
+    if pool.is_cpu:
         err.print("CPU interpreter: times are interpreter wall times, not kernel speed",
                   style="yellow")
     with err.status("starting…") as status:
@@ -138,9 +141,7 @@ def ab(task: Path, seed: Path | None, learn: Path | None, seeds: int, iterations
         except (SetupError, TaskError, AdviceError, CorruptLibrary) as e:
             fail(str(e))
         finally:
-            close = getattr(pool, "close", None)
-            if close is not None:
-                close()
+            pool.close()
     experiment.write_results(out, data)
     print_table(Console(), data)
     if data["stopped"]:

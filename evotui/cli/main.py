@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evotui.cli.common import allow_torch_option, fail, no_sandbox_option, shape_option
-from evotui.eval.sandbox_state import SandboxState, sandbox_state
+from evotui.eval.sandbox_state import SandboxState
 from evotui.task.model import TaskError, TaskRef, resolve_task
 from evotui.task.preflight import preflight
 
@@ -195,7 +195,7 @@ def _bench_in(pool: EvaluatorPool, task_ref: TaskRef, source: str, candidate: Pa
         _fail(str(e), as_json, "task_error")
     if shape_note:
         click.echo(shape_note, err=True)
-    sandbox = sandbox_state(pool)
+    sandbox = pool.sandbox_state()
     if sandbox.problem:
         _fail(sandbox.problem, as_json, "sandbox_unavailable")
     if sandbox.warning:

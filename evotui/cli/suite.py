@@ -10,7 +10,7 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -23,6 +23,9 @@ from evotui.cli.common import (
     no_sandbox_option,
     shape_option,
 )
+
+if TYPE_CHECKING:
+    from evotui.eval.evaluator import Evaluator
 
 SUITE_HELP = """Run every problem of PROBLEMS headless, one ordinary run directory each, and
 score the suite with KernelBench's fast_p.
@@ -208,15 +211,12 @@ def _run_suite(run, err: Console, as_json: bool) -> None:
         sys.exit(130)
 
 
-def _close(evaluator: object) -> None:
+def _close(evaluator: Evaluator) -> None:
     """Close the pool; a Ctrl-C meanwhile only makes it quicker (suite.json is written)."""
-    close = getattr(evaluator, "close", None)
-    if close is None:
-        return
     try:
-        close()
+        evaluator.close()
     except KeyboardInterrupt:
-        close()
+        evaluator.close()
 
 
 async def _run(run, evaluator, err: Console) -> bool:

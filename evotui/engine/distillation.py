@@ -140,13 +140,12 @@ def successful_mutations(state: RunState, task: TaskInfo, facts: RunFacts,
     return sorted(out, key=lambda m: -m.gain)
 
 
-async def confirm(mutations: list[Mutation], state: RunState, evaluator: Any, task: TaskRef,
+async def confirm(mutations: list[Mutation], state: RunState, evaluator: Evaluator, task: TaskRef,
                   min_gain: float = MIN_GAIN) -> tuple[list[Mutation], dict[str, int]]:
     """Time the largest gains again, interleaved (GPU only); returns the mutations to
     distil and counts (confirmed, not confirmed, unchecked)."""
     stats = {"confirmed": 0, "not_confirmed": 0, "unchecked": 0}
-    compare = getattr(evaluator, "acompare", None)
-    if compare is None or evaluator.is_cpu:
+    if evaluator.is_cpu:
         return mutations, {}
     pop = state.population
     out: list[Mutation] = []
@@ -154,7 +153,8 @@ async def confirm(mutations: list[Mutation], state: RunState, evaluator: Any, ta
         r = None
         if i < CONFIRM_LIMIT and m.parent in pop and m.child in pop:
             try:
-                r = await compare(task, pop.get(m.parent).source, pop.get(m.child).source)
+                r = await evaluator.acompare(task, pop.get(m.parent).source,
+                                             pop.get(m.child).source)
             except Exception:
                 r = None
         if r is None or (not r.ok and r.reason in _NOT_THE_CHILDS_FAULT):

@@ -83,9 +83,8 @@ class EvalStep:
     async def _sanitized(self, c: Candidate, r: EvalResult) -> EvalResult:
         """compute-sanitizer on each would-be new best, where the evaluator offers it (CUDA C
         candidates on a machine that has the tool): a memory error rejects the candidate."""
-        sanitize = getattr(self.evaluator, "asanitize", None)
         best = self.state.best
-        if sanitize is None or not r.accepted:
+        if not r.accepted:
             return r
         if best is not None:
             probe = Candidate(id=c.id, source=c.source, time_ms=r.time_ms,
@@ -93,7 +92,7 @@ class EvalStep:
             if not self.state.beats(probe, best):
                 return r
         try:
-            report = await sanitize(self.task, c.source)
+            report = await self.evaluator.asanitize(self.task, c.source)
         except Exception as e:  # the tool failing is not the candidate's fault
             self._status(f"{c.id}: compute-sanitizer failed ({type(e).__name__}: {e})", "warning")
             return r

@@ -1,5 +1,6 @@
-"""What the engine needs from the services below it: an evaluator and, optionally, the
-advice library. Both are protocols, so tests and benchmarks can stand in for them."""
+"""What the engine needs from the services below it: an evaluator (``Evaluator``, the
+interface every evaluator subclasses: ``evotui.eval.evaluator``) and, optionally, the advice
+library (a protocol), so tests and benchmarks can stand in for them."""
 
 from __future__ import annotations
 
@@ -9,23 +10,13 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from evotui.engine.prompting import format_advice_views
-from evotui.eval.results import EvalRequest, EvalResult
+from evotui.eval.evaluator import Evaluator
 from evotui.task.model import TaskMeta
+
+__all__ = ["Evaluator", "MemoryHook", "advice_block", "advice_view", "call"]
 
 ADVICE_FIELDS = ("id", "text", "kind", "tags", "status", "arch", "gain", "shown", "improved",
                  "win_rate")
-
-
-class Evaluator(Protocol):
-    """What the engine uses of ``evotui.eval.EvaluatorPool``."""
-
-    lanes: list[Any]
-    devices: list[str]
-
-    @property
-    def is_cpu(self) -> bool: ...
-
-    async def aevaluate(self, request: EvalRequest) -> EvalResult: ...
 
 
 class MemoryHook(Protocol):

@@ -84,9 +84,8 @@ class Session:
 
     async def aclose(self) -> None:
         self.run_dir.close()
-        close = getattr(self.evaluator, "close", None)
-        if self.owns_evaluator and close is not None:
-            await asyncio.to_thread(close)
+        if self.owns_evaluator:
+            await asyncio.to_thread(self.evaluator.close)
 
 
 SessionFactory = Callable[[], Awaitable[Session]]  # e.g. ``lambda: open_session(options)``
@@ -165,11 +164,10 @@ async def open_memory(k: int, arch: str | None, task: TaskRef, host: str | None,
 async def _device_facts(evaluator: Evaluator) -> dict[str, Any]:
     """GPU name and architecture from the evaluator's judge (never from this process, which
     must not open a CUDA context); empty on the CPU."""
-    facts_fn = getattr(evaluator, "device_facts", None)
-    if evaluator.is_cpu or facts_fn is None:
+    if evaluator.is_cpu:
         return {}
     try:
-        return dict(await asyncio.to_thread(facts_fn) or {})
+        return dict(await asyncio.to_thread(evaluator.device_facts) or {})
     except Exception:
         return {}
 
@@ -331,15 +329,13 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
         else:
             notes.extend(n for n in (shape_note, _seed_note(opts, checkpoint)) if n)
     if problem is None and owns:
-        from evotui.eval.sandbox_state import sandbox_state
-
-        sandbox = await asyncio.to_thread(sandbox_state, evaluator)
+        sandbox = await asyncio.to_thread(evaluator.sandbox_state)
         problem = sandbox.problem
         if sandbox.warning:
             notes.append(sandbox.warning)
     if problem is not None:
         if owns:
-            await asyncio.to_thread(getattr(evaluator, "close", lambda: None))
+            await asyncio.to_thread(evaluator.close)
         raise SetupError(problem)
     facts = await _device_facts(evaluator)
     if memory is None:
@@ -352,7 +348,7 @@ async def open_session(options: RunOptions, *, evaluator: Evaluator | None = Non
         run_dir = RunDir(out, resume=checkpoint is not None)
     except RunDirError as e:
         if owns:
-            await asyncio.to_thread(getattr(evaluator, "close", lambda: None))
+            await asyncio.to_thread(evaluator.close)
         raise SetupError(str(e)) from None
 
     run_info = {**asdict(opts), "task": str(task.path), "out": str(out), "resume": None}

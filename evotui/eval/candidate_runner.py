@@ -124,27 +124,23 @@ class CandidateRunner(TimedPhase, ABPhase):
         if backend.name not in self.recorders:
             self.recorders[backend.name] = backend.launch_recorder()
         self.recorder = self.recorders[backend.name]
-        build = getattr(backend, "model_class", None)
-        if build is not None:
-            # a declarative dialect (CUDA C): nothing of the candidate is executed as Python;
+        if backend.needs_gpu and self.device.type != "cuda":
+            raise CandidateFailure(reasons.NEEDS_GPU, f"{backend.name} candidates need a GPU")
+        self.recorder.check_ptx = static_checks  # CUDA C: the PTX rules at the worker's compile
+        try:  # a declarative dialect (CUDA C): nothing of the candidate is executed as Python;
             # the backend builds ModelNew (compiling its device code) from the task's Model
-            if self.device.type != "cuda":
-                raise CandidateFailure(reasons.NEEDS_GPU, f"{backend.name} candidates need a GPU")
-            if hasattr(self.recorder, "check_ptx"):  # CUDA C: the PTX rules at the worker's compile
-                self.recorder.check_ptx = static_checks
-            try:
-                return build(source, task, self.recorder)
-            except CandidateError as e:
-                raise CandidateFailure(e.reason, e.message) from None
+            built = backend.model_class(source, task, self.recorder)
+        except CandidateError as e:
+            raise CandidateFailure(e.reason, e.message) from None
+        if built is not None:
+            return built
         issue = check_text(source) if static_checks else None
         if issue is not None:  # (the parent refused these already: this is the same string)
             raise CandidateFailure(issue.reason, f"line {issue.line}: {issue.message}")
-        approve = getattr(self.recorder, "approve", None)
-        if approve is not None:  # the launch hooks run only the defs the static rules checked
-            try:
-                approve(cand_path, source)
-            except SyntaxError as e:
-                raise CandidateFailure(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}") from None
+        try:  # the launch hooks run only the defs the static rules checked
+            self.recorder.approve(cand_path, source)
+        except SyntaxError as e:
+            raise CandidateFailure(reasons.SYNTAX_ERROR, f"line {e.lineno}: {e.msg}") from None
         # what inspect, and so Triton, reads for this file from now on: the text compiled
         # below, never the file again (nor the file in the encoding its cookie names)
         pin(cand_path, source)
@@ -310,7 +306,7 @@ class CandidateRunner(TimedPhase, ABPhase):
         phases["load"], clock = time.perf_counter() - clock, time.perf_counter()
         # dialects whose harness allocates the buffers (CUDA C) put guard bands around them
         # during the trials; their bytes go to the judge, which checks them (out_of_bounds)
-        guarded = hasattr(self.recorder, "arm_guards")
+        guarded = self.recorder.guards_buffers
         bands_damaged = False
         if req.get("gate") and outbox.has_channel():
             # compiled and loaded while another candidate of this device may be timed; then

@@ -1,8 +1,7 @@
 """The evaluator on a Dask cluster: ``DaskEvaluatorPool`` (``evotui run --scheduler ADDRESS``).
 
-It has the face of ``EvaluatorPool`` that the engine and the CLI use (``evaluate``,
-``aevaluate``, ``compare``/``acompare``, ``sanitize``/``asanitize``, ``device_facts``,
-``close``, ``devices``, ``lanes``, ``is_cpu``). Every evaluation is a Dask task that needs one
+It is an ``Evaluator`` (``evotui.eval.evaluator``), as ``EvaluatorPool`` is, and has its sync
+``evaluate``, ``compare`` and ``sanitize`` too. Every evaluation is a Dask task that needs one
 unit of the workers' ``GPU`` resource, so the scheduler places at most one candidate per GPU
 at a time; in the worker it runs on that worker's own ``EvaluatorPool`` lane
 (``evotui.eval.dask_worker``): candidate code only ever runs in the lane's candidate worker
@@ -23,6 +22,7 @@ from typing import Any
 import evotui.eval.dask_worker as remote
 from evotui.core import reasons
 from evotui.eval.dask_worker import PoolConfig, TaskText
+from evotui.eval.evaluator import Evaluator
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.task.model import TaskRef
 
@@ -35,7 +35,7 @@ class DaskLane:
     device: str  # as the user sees it: host/cuda:i (or host/cpu:NAME)
 
 
-class DaskEvaluatorPool:
+class DaskEvaluatorPool(Evaluator):
     """Evaluate candidates on the GPU workers of a Dask cluster, one candidate per GPU.
 
     ``scheduler`` is an address (``tcp://host:8786``), a cluster object (``LocalCluster``,
@@ -201,9 +201,3 @@ class DaskEvaluatorPool:
                 pass
         if self._owns_client:
             self.client.close()
-
-    def __enter__(self) -> DaskEvaluatorPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -26,11 +26,12 @@ def harness_code() -> dict[str, int]:
     import evotui.eval.timing as timing
     import evotui.eval.timing_stats as timing_stats
     import evotui.eval.wall_timing as wall_timing
+    from evotui.dialects import base
     from evotui.dialects.triton import checked_texts, launch_arguments, launch_hooks
 
     code: dict[str, int] = {}
     runner = sys.modules["evotui.eval.candidate_runner"]
-    for module in (op_policy, launch_hooks, launch_arguments, checked_texts, perturb, timing,
+    for module in (base, op_policy, launch_hooks, launch_arguments, checked_texts, perturb, timing,
                    timing_stats, wall_timing, timed_phase, ab_phase, failures, runner,
                    sys.modules[__name__]):
         for name, value in vars(module).items():

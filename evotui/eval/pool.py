@@ -19,6 +19,8 @@ from typing import Any
 
 import evotui.eval.protocol as protocol
 from evotui.core import reasons
+from evotui.dialects.base import Backend, StaticIssue
+from evotui.eval.evaluator import Evaluator
 from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are the pool's too
     Gate,
     Lane,
@@ -35,6 +37,7 @@ from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are t
 from evotui.eval.memory_plan import TimingSetPlanner, handover_limit
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.eval.sandbox import Isolation
+from evotui.eval.sandbox_state import SandboxState, local_sandbox_state
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
 from evotui.task.model import TaskRef
 
@@ -43,7 +46,7 @@ WAIT_MARGIN_S = 30.0  # the worker kills a candidate at its timeout; the pool wa
 JUDGE_TIMEOUT_S = 900.0  # the first judgement also times eager and torch.compile
 
 
-class EvaluatorPool:
+class EvaluatorPool(Evaluator):
     """Evaluate candidates on every lane in parallel; one candidate per lane at a time."""
 
     def __init__(self, device: str = "auto", lanes: int | None = None,
@@ -120,6 +123,9 @@ class EvaluatorPool:
         found = worker.hello.get("isolation")
         return Isolation.from_dict(found) if isinstance(found, dict) else None
 
+    def sandbox_state(self) -> SandboxState:
+        return local_sandbox_state(self.sandbox, self.isolation)
+
     def close(self) -> None:
         if self._closed:
             return
@@ -128,12 +134,6 @@ class EvaluatorPool:
             lane.candidate.stop()
             lane.judge.stop()
         shutil.rmtree(self._root, ignore_errors=True)
-
-    def __enter__(self) -> EvaluatorPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     async def aevaluate(self, request: EvalRequest) -> EvalResult:
         """``evaluate`` in a thread. Cancelling it (a stopped run) kills the candidate's
@@ -272,17 +272,14 @@ class EvaluatorPool:
             empty_folder(lane.scratch)
             self._free.put(lane)
 
-    def _precheck(self, backend: Any, source: str) -> Any:
+    def _precheck(self, backend: Backend, source: str) -> StaticIssue | None:
         """Everything decided in this process before a worker sees the candidate: static
         rules; for CUDA C a compile with NVRTC (no GPU needed, so compile errors are reported
         on CPU-only machines too); then whether this pool can run the dialect at all."""
-        from evotui.dialects.base import StaticIssue
-
         issue = backend.check_source(source) if self.static_checks else None
-        precheck = getattr(backend, "precheck", None)
-        if issue is None and self.static_checks and precheck is not None:
-            issue = precheck(source, self._compile_arch())
-        if issue is None and getattr(backend, "needs_gpu", False) and self.is_cpu:
+        if issue is None and self.static_checks:
+            issue = backend.precheck(source, self._compile_arch())
+        if issue is None and backend.needs_gpu and self.is_cpu:
             issue = StaticIssue(reasons.NEEDS_GPU,
                                 f"{backend.name} candidates run only on a GPU: it compiles, but "
                                 "this evaluator is on the CPU (use --device cuda on a GPU machine)",

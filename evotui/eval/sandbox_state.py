@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evotui.eval.sandbox import Isolation
 
 
 @dataclass(frozen=True)
@@ -13,13 +17,15 @@ class SandboxState:
     warning: str | None = None  # it evaluates, but the user must know
 
 
-def sandbox_state(pool: Any) -> SandboxState:
-    """For an EvaluatorPool; a pool that evaluates elsewhere (a Dask cluster) confines its
-    candidates on its own machines."""
-    isolation_of = getattr(pool, "isolation", None)
-    if isolation_of is None:
-        return SandboxState("confined by the evaluating workers")
-    if not pool.sandbox:
+# a pool that evaluates elsewhere (a Dask cluster) confines its candidates on its own machines
+ELSEWHERE = SandboxState("confined by the evaluating workers")
+
+
+def local_sandbox_state(sandboxed: bool,
+                        isolation_of: Callable[[], Isolation | None]) -> SandboxState:
+    """For a pool whose candidates run on this machine: ``sandboxed`` unless --no-sandbox;
+    ``isolation_of()`` what the sandbox holds here (None: the worker did not start)."""
+    if not sandboxed:
         return SandboxState("NOT sandboxed (--no-sandbox)",
                             warning="WARNING: candidates run WITHOUT the sandbox (--no-sandbox): "
                                     "their code can read and write your files and the network")

@@ -60,6 +60,8 @@ from evotui.eval.timing_stats import (  # noqa: F401 - the names a timing's user
 class CudaTimer:
     """One per worker process: owns the flush buffer and the captured timing functions."""
 
+    timed_graph: Any = None  # the CUDA graph the last ``time`` measured (method "graph")
+
     def __init__(self, device: Any) -> None:
         import torch
 
@@ -378,7 +380,7 @@ class CudaTimer:
         """Replay the graph the last ``time`` measured (method "graph"), to the end; False
         when it measured none. Its calls read the inputs in place, so a replay after new
         values were written into them must give those values' answers."""
-        graph = getattr(self, "timed_graph", None)
+        graph = self.timed_graph
         if graph is None:
             return False
         graph.replay()

@@ -162,10 +162,12 @@ def main(argv: list[str] | None = None) -> int:
 
     conn = Connection(args.fd)
     server: Any
+    cache: Path | None = None  # the candidate host's compiler cache, removed on the way out
     try:
         if args.role == "candidate":
             server = CandidateHost(args.device)
             server.conn = conn
+            cache = server.trusted_cache
             hello = {"ready": True, "pid": os.getpid(), "isolation": server.isolation.as_dict()}
         else:
             from evotui.eval.judge import Judge
@@ -209,7 +211,6 @@ def main(argv: list[str] | None = None) -> int:
         protocol.send(conn, reply)
         if args.role == "judge":
             server.release_memory()
-    cache = getattr(server, "trusted_cache", None)
     if cache is not None:
         import shutil
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from evotui.engine.hooks import Evaluator
 from evotui.engine.rundir import CHECKPOINT
-from evotui.engine.session import STOP_GRACE_S, RunOptions, SetupError, open_session
+from evotui.engine.session import STOP_GRACE_S, RunOptions, Session, SetupError, open_session
 from evotui.suite import record, report
 from evotui.suite.record import (
     ACCEPTED,
@@ -99,10 +99,10 @@ def _run_options(settings: SuiteSettings, r: ProblemResult, run_dir: Path,
 
 
 
-def _seed_source(r: ProblemResult, session: Any) -> tuple[str, str]:
+def _seed_source(r: ProblemResult, session: Session) -> tuple[str, str]:
     """Where the problem's seed came from: a short word for the table (the seed file's name,
     --seed, derived, model) and the run's own account of it."""
-    origin = str(getattr(session.options, "seed_origin", None) or "")
+    origin = str(session.options.seed_origin or "")
     if r.seed:
         return "--seed", origin
     if origin.startswith("derived"):
@@ -272,13 +272,12 @@ def open_evaluator(settings: SuiteSettings) -> tuple[Evaluator, str | None]:
         except RuntimeError as e:
             raise SetupError(str(e)) from None
     from evotui.eval import EvaluatorPool
-    from evotui.eval.sandbox_state import sandbox_state
 
     try:
         pool = EvaluatorPool(settings.device)
     except RuntimeError as e:
         raise SetupError(str(e)) from None
-    sandbox = sandbox_state(pool)
+    sandbox = pool.sandbox_state()
     if sandbox.problem:
         pool.close()
         raise SetupError(sandbox.problem)

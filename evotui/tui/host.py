@@ -251,12 +251,10 @@ async def _yield_cpu(session: Session) -> None:
     nice = int(os.environ.get("EVOTUI_ENGINE_NICE", NICE))
     if nice <= 0:
         return
-    start = getattr(session.evaluator, "start", None)
-    if callable(start):
-        try:
-            await asyncio.to_thread(start)
-        except Exception as e:
-            log.warning("starting the evaluator's workers failed: %s", e)
+    try:
+        await asyncio.to_thread(session.evaluator.start)
+    except Exception as e:
+        log.warning("starting the evaluator's workers failed: %s", e)
     try:
         tids = [int(t) for t in os.listdir("/proc/self/task")]  # every thread (Linux)
     except OSError:

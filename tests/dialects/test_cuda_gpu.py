@@ -15,10 +15,11 @@ from rich.console import Console
 from evotui.dialects.cuda import compiler, sanitizer
 from evotui.eval import EvalRequest
 from tests.conftest import CANDIDATES, SAMPLES
+from tests.cuda_faults import CHECKED, GPU_ONLY
 
 NVRTC, WHY = compiler.available()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not NVRTC, reason=f"NVRTC unavailable: {WHY}")]
-CUDA = CANDIDATES / "cuda"
+CUDA = CANDIDATES / "cuda"  # honest variants; the faults are the seed plus a change
 SEEDS = {"softmax": "softmax_rows", "rmsnorm": "rmsnorm_rows"}
 
 
@@ -57,13 +58,13 @@ def test_honest_variants_are_accepted(gpu_pool, task_name, file):
 
 def test_out_of_bounds_write_is_rejected_by_the_guard_bands(gpu_pool, raw_gpu_pool):
     for pool in (gpu_pool, raw_gpu_pool):  # the guard bands need no static rules
-        result = evaluate(pool, "softmax", (CUDA / "fault_oob_write.py").read_text())
+        result = evaluate(pool, "softmax", CHECKED["fault_oob_write"])
         assert result.reason == "out_of_bounds", (result.reason, result.message)
         assert "after `y`" in result.message
 
 
 def test_illegal_address_costs_one_worker_and_the_next_candidate_runs(gpu_pool):
-    result = evaluate(gpu_pool, "softmax", (CUDA / "fault_illegal_address.py").read_text())
+    result = evaluate(gpu_pool, "softmax", CHECKED["fault_illegal_address"])
     assert result.reason in {"cuda_error", "crashed"}, (result.reason, result.message)
     ok = evaluate(gpu_pool, "softmax", (SAMPLES / "softmax" / "seed_cuda.py").read_text())
     assert ok.accepted, (ok.reason, ok.message)
@@ -72,19 +73,17 @@ def test_illegal_address_costs_one_worker_and_the_next_candidate_runs(gpu_pool):
 def test_compile_errors_and_unwritten_outputs(gpu_pool):
     broken = (SAMPLES / "softmax" / "seed_cuda.py").read_text().replace("* inv;", "* inverse;")
     assert evaluate(gpu_pool, "softmax", broken).reason == "compile_error"
-    result = evaluate(gpu_pool, "softmax", (CUDA / "fault_no_write.py").read_text())
+    result = evaluate(gpu_pool, "softmax", CHECKED["fault_no_write"])
     assert result.reason == "unwritten_output", (result.reason, result.message)
 
 
 def test_device_state_cheat_is_refused_statically_and_fails_at_runtime(gpu_pool, raw_gpu_pool):
-    source = (CUDA / "cheat_device_counter.py").read_text()
+    source = CHECKED["cheat_device_counter"]
     assert evaluate(gpu_pool, "softmax", source).reason == "forbidden_construct"
     result = evaluate(raw_gpu_pool, "softmax", source)
     assert not result.accepted
     assert result.reason in {"stale_output", "mismatch", "unwritten_output"}, result.message
 
-
-GPU_ONLY = CANDIDATES / "cuda_gpu"  # cheats that pass every parent-side check
 
 
 @pytest.mark.skipif(sanitizer.find() is None, reason="compute-sanitizer is not installed")
@@ -92,13 +91,13 @@ def test_a_counter_past_the_output_is_flagged_by_the_sanitizer(gpu_pool):
     """Bytes past an output are other memory (the harness's guard band in the trials, another
     block or nothing while timing): the evaluation cannot see the read, `evotui bench` and
     the engine run compute-sanitizer on it (every buffer its own allocation there)."""
-    source = (GPU_ONLY / "cheat_counter_past_output.py").read_text()
+    source = GPU_ONLY["cheat_counter_past_output"]
     report = gpu_pool.sanitize(task("softmax"), source)
     assert report is not None and report.ran and not report.ok and report.errors >= 1, report
 
 
-@pytest.mark.parametrize("file", ["cheat_reuse_stale_output.py", "cheat_stale_shared_memory.py"])
-def test_state_left_on_the_device_wins_no_comparison(gpu_pool, file):
+@pytest.mark.parametrize("name", ["cheat_reuse_stale_output", "cheat_stale_shared_memory"])
+def test_state_left_on_the_device_wins_no_comparison(gpu_pool, name):
     """What a launch leaves on the device holds an answer only for values seen before: an
     output block the allocator recycles (in an A/B on the same inputs it held the other
     model's answer: skipping rows that already matched won 78 % before released outputs were
@@ -107,7 +106,7 @@ def test_state_left_on_the_device_wins_no_comparison(gpu_pool, file):
     see poisoned blocks, in an evaluation and in an A/B: neither cheat is faster than the
     honest seed (if the evaluation does not already reject it)."""
     seed = (SAMPLES / "softmax" / "seed_cuda.py").read_text()
-    cheat = (GPU_ONLY / file).read_text()
+    cheat = GPU_ONLY[name]
     result = gpu_pool.compare(task("softmax"), seed, cheat)
     assert not (result.ok and result.significant), result
 
@@ -132,9 +131,9 @@ def test_compute_sanitizer_flags_memory_errors(gpu_pool):
     softmax = task("softmax")
     clean = gpu_pool.sanitize(softmax, (SAMPLES / "softmax" / "seed_cuda.py").read_text())
     assert clean is not None and clean.ran and clean.ok, clean
-    for file in ("fault_oob_write.py", "fault_illegal_address.py"):
-        report = gpu_pool.sanitize(softmax, (CUDA / file).read_text())
-        assert report is not None and report.ran and not report.ok, (file, report)
+    for name in ("fault_oob_write", "fault_illegal_address"):
+        report = gpu_pool.sanitize(softmax, CHECKED[name])
+        assert report is not None and report.ran and not report.ok, (name, report)
         assert report.errors >= 1
 
 

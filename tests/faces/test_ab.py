@@ -17,6 +17,7 @@ from evotui.ab.report import RunRecord
 from evotui.cli import ab as cli_ab
 from evotui.cli.main import main
 from evotui.engine.tunables import find_tunables
+from evotui.eval.evaluator import Evaluator
 from evotui.eval.results import EvalResult
 from evotui.memory import AdviceStore
 from tests.conftest import SAMPLES
@@ -168,17 +169,34 @@ def test_a_stopped_experiment_judges_only_seeds_with_both_arms_finished():
                                            "no verdict")
 
 
-class SharedPool:
-    """The session's CPU pool for the command, which must not close it."""
+class SharedPool(Evaluator):
+    """The session's CPU pool for the command, which must not close it (``close`` is the
+    default: nothing)."""
 
     def __init__(self, pool):
-        self.pool = pool
+        self.pool, self.lanes, self.devices = pool, pool.lanes, pool.devices
 
-    def __getattr__(self, name):
-        return getattr(self.pool, name)
+    @property
+    def is_cpu(self):
+        return self.pool.is_cpu
 
-    def close(self):
-        pass
+    async def aevaluate(self, request):
+        return await self.pool.aevaluate(request)
+
+    async def acompare(self, task, incumbent, challenger, timeout_s=300.0):
+        return await self.pool.acompare(task, incumbent, challenger, timeout_s)
+
+    async def asanitize(self, task, source, timeout_s=600.0):
+        return await self.pool.asanitize(task, source, timeout_s)
+
+    def device_facts(self):
+        return self.pool.device_facts()
+
+    def sandbox_state(self):
+        return self.pool.sandbox_state()
+
+    def start(self):
+        self.pool.start()
 
 
 def test_ab_command_on_the_cpu_interpreter(cpu_pool, tmp_path, monkeypatch):

@@ -195,7 +195,7 @@ class ComparingEvaluator(FakeEvaluator):
         self.ab = ab
         self.compared = []
 
-    async def acompare(self, task, incumbent, challenger):
+    async def acompare(self, task, incumbent, challenger, timeout_s=300.0):
         self.compared.append((incumbent, challenger))
         return self.ab
 

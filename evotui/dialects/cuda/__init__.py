@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from evotui.core import reasons
-from evotui.dialects.base import StaticIssue
+from evotui.dialects.base import Backend, StaticIssue
 from evotui.dialects.cuda.launch_hooks import CudaLaunchRecorder
 from evotui.dialects.cuda.spec import is_cuda_candidate
 from evotui.dialects.cuda.static_rules import check_source
 from evotui.dialects.tolerances import default_tolerances
 
 
-class CudaBackend:
+class CudaBackend(Backend):
     name = "cuda"
     prompt_dir = Path(__file__).parent / "prompts"
     needs_gpu = True

@@ -1,5 +1,5 @@
-"""The CUDA dialect's launch recorder: the same interface as the Triton one (``launches``,
-``total``, ``reset``, ``ghost``, ``on_enter``/``on_exit``, ``install``), plus guard bands.
+"""The CUDA dialect's launch recorder: a ``Recorder`` (``evotui.dialects.base``), as the
+Triton one is, with guard bands.
 
 There is nothing to patch: every launch goes through the harness's own ``ModelNew`` adapter
 (``model.py``), which reports to this recorder. ``on_enter``/``on_exit`` bracket the whole
@@ -13,8 +13,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from evotui.dialects.base import Recorder
 
-class CudaLaunchRecorder:
+
+class CudaLaunchRecorder(Recorder):
+    guards_buffers = True  # the adapter allocates every buffer: it can surround them
+
     def __init__(self) -> None:
         self.launches: Counter[str] = Counter()
         self.ghost = False  # when True, kernel launches are skipped ("ghost replay")

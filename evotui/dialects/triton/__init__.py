@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evotui.dialects.base import StaticIssue
+from evotui.dialects.base import Backend, StaticIssue
 from evotui.dialects.tolerances import default_tolerances
 from evotui.dialects.triton.launch_hooks import LaunchRecorder
 from evotui.dialects.triton.static_rules import check_source
 
 
-class TritonBackend:
+class TritonBackend(Backend):
     name = "triton"
     prompt_dir = Path(__file__).parent / "prompts"
 

@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from evotui.dialects.base import Recorder
 from evotui.dialects.triton.checked_texts import CheckedTexts, KernelSourceMismatch
 from evotui.dialects.triton.launch_arguments import (
     KernelArgumentError,
@@ -38,7 +39,7 @@ from evotui.dialects.triton.launch_arguments import (
 __all__ = ["KernelArgumentError", "KernelSourceMismatch", "LaunchRecorder"]
 
 
-class LaunchRecorder:
+class LaunchRecorder(Recorder):
     def __init__(self) -> None:
         self.launches: Counter[str] = Counter()
         self.ghost = False  # when True, kernel launches are skipped ("ghost replay")
