@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import types
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from evotui.eval import timing
 from evotui.eval.candidate_runner import CandidateRunner
 from evotui.eval.judge import Judge
 from evotui.eval.memory_plan import TimingSetPlanner
+from evotui.eval.messages import Request
 from evotui.eval.timing import CudaTimer
 from evotui.task.model import resolve_task
 
@@ -127,17 +129,18 @@ def main(argv: list[str]) -> int:
                    trials=[{"seed": rng.randrange(1, 2**62), "shape": s} for s in order],
                    verify_seed=rng.randrange(1, 2**62), ghost_seed=rng.randrange(1, 2**62),
                    ghost_shape=1 if len(shapes) > 1 else 0)
-        report = runner.evaluate(req)
-        verdict = judge.judge(req, report)
-        timed = report.get("timing") or {}
-        if "--drop-graph-replay" in argv:
-            timed.pop("graph_replay", None)
-            verdict = judge.judge(req, report)
-        print(json.dumps({"accepted": verdict["accepted"], "reason": verdict["reason"],
-                          "message": verdict["message"],
-                          "timed_sets": len(timed.get("inputs_after") or []),
-                          "method": timed.get("method"),
-                          "graph_replayed": bool(timed.get("graph_replay"))}))
+        request = Request.from_json(req)
+        report = runner.evaluate(request)
+        verdict = judge.judge(request, report)
+        timed = report.timing
+        if "--drop-graph-replay" in argv and timed is not None:
+            timed = replace(timed, graph_replay=None)
+            verdict = judge.judge(request, replace(report, timing=timed))
+        print(json.dumps({"accepted": verdict.accepted, "reason": verdict.reason,
+                          "message": verdict.message,
+                          "timed_sets": len(timed.inputs_after) if timed else 0,
+                          "method": timed.method if timed else None,
+                          "graph_replayed": bool(timed and timed.graph_replay)}))
     else:
         torch.cuda.synchronize = lambda *a, **k: None  # compare ends with one
         paths = []
@@ -145,8 +148,10 @@ def main(argv: list[str]) -> int:
             paths.append(str(scratch / f"{name}.py"))
             shutil.copy(src, paths[-1])
         req["candidates"] = paths
-        check = judge.check_ab(req, runner.compare(req))
-        print(json.dumps(check))
+        request = Request.from_json(req)
+        check = judge.check_ab(request, runner.compare(request))
+        print(json.dumps({"ok": check.accepted, "reason": check.reason, "message": check.message,
+                          "index": check.index}))
     return 0
 
 

@@ -13,6 +13,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import evotui.eval.failures as failures
 import evotui.eval.outbox as outbox
 from evotui.core import reasons
 from evotui.eval.ab_phase import ABPhase
@@ -20,6 +21,7 @@ from evotui.eval.failures import CandidateFailure, harness_failure, named_reason
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
 from evotui.eval.lockdown import lock_down
+from evotui.eval.messages import GhostReport, Meta, Report, Request, TrialReport
 from evotui.eval.op_policy import OpPolicy
 from evotui.eval.pending_inputs import PendingInputs
 from evotui.eval.perturb import write_quietly
@@ -69,9 +71,8 @@ class CandidateRunner(TimedPhase, ABPhase):
 
     # -- helpers ---------------------------------------------------------------------------
     @staticmethod
-    def load_tasks(req: dict[str, Any]) -> dict[str, types.ModuleType]:
+    def load_tasks(path: str, sha256: str | None) -> dict[str, types.ModuleType]:
         """The request's task module, keyed as ``_task`` looks it up (before confinement)."""
-        path, sha256 = req["task"], req.get("task_sha256")
         try:
             return {f"{path}:{sha256}": load_module(Path(path), "evotui_task", sha256)}
         except TaskChanged as e:
@@ -80,18 +81,18 @@ class CandidateRunner(TimedPhase, ABPhase):
     def _task(self, path: str, sha256: str | None) -> types.ModuleType:
         key = f"{path}:{sha256}"
         if key not in self.tasks:
-            self.tasks.update(self.load_tasks({"task": path, "task_sha256": sha256}))
+            self.tasks.update(self.load_tasks(path, sha256))
         return self.tasks[key]
 
     def _to_device(self, values: list[Any]) -> list[Any]:
         torch = self.torch
         return [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values]
 
-    def _timing_inputs(self, req: dict[str, Any], task: types.ModuleType,
+    def _timing_inputs(self, req: Request, task: types.ModuleType,
                        shape: dict[str, Any]) -> tuple[list[int], list[list[Any]]]:
         """The timed input sets and their seeds: those the request names (the pool chose how
         many fit on the device: ``timing.timing_set_count``); the judge expects exactly those."""
-        seeds = list(req.get("timing_seeds") or [req["timing_seed"]])
+        seeds = req.timed_seeds
         return seeds, [self._to_device(make_inputs(task, shape, s, self.device)) for s in seeds]
 
     def _call(self, model: Any, inputs: list[Any], policy: OpPolicy | None) -> tuple[list[Any], int]:
@@ -213,7 +214,7 @@ class CandidateRunner(TimedPhase, ABPhase):
             raise CandidateFailure(reasons.TIMER_TAMPERED, "the harness's checks' code were "
                                    f"replaced {when}: {', '.join(replaced[:5])}", restart=True)
 
-    def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
+    def _dump(self, values: list[Any], scratch: Path, prefix: str) -> list[Meta]:
         torch = self.torch
         # reading the outputs calls tensor methods outside the op policy: a patch put back
         # before the end of the request (where the report compares) computed them
@@ -229,7 +230,7 @@ class CandidateRunner(TimedPhase, ABPhase):
                                        "it cannot be read back as a dense tensor")
         return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
 
-    def _inputs_after(self, values: list[Any], scratch: Path, prefix: str) -> list[dict[str, Any]]:
+    def _inputs_after(self, values: list[Any], scratch: Path, prefix: str) -> list[Meta]:
         """What the judge checks of inputs after a call: their bytes on the CPU; on a GPU
         their fingerprints (``evotui.eval.digest``), filled in by ``_settle_inputs`` once the
         key is given, after the last timed call."""
@@ -243,12 +244,11 @@ class CandidateRunner(TimedPhase, ABPhase):
             self._pending_inputs.settle(outbox.ask_key())
 
     # -- the request -----------------------------------------------------------------------
-    def evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
+    def evaluate(self, req: Request) -> Report:
         try:
             return self._evaluate(req)
         except CandidateFailure as f:
-            return {"ok": False, "reason": f.reason, "message": f.message,
-                    "restart": f.restart or not self._cuda_healthy()}
+            return Report.failed(f.reason, f.message, f.restart or not self._cuda_healthy())
 
     def _release_previous(self) -> None:
         if self.device.type == "cuda":
@@ -268,26 +268,26 @@ class CandidateRunner(TimedPhase, ABPhase):
         except Exception:
             return False
 
-    def _evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _evaluate(self, req: Request) -> Report:
         torch = self.torch
         self._release_previous()
         phases: dict[str, float] = {}
         clock = time.perf_counter()
         threads_before = threading.active_count()
-        scratch = Path(req["scratch"])
-        cand_path = req["candidate"]
-        task = self._task(req["task"], req.get("task_sha256"))
-        shapes: list[dict[str, Any]] = req["shapes"]
-        allow = tuple(req.get("allow_torch", ()))
+        scratch = Path(req.scratch)
+        cand_path = req.candidate
+        task = self._task(req.task, req.task_sha256)
+        shapes = list(req.shapes)
+        allow = req.allow_torch
 
-        model_cls = self._load_model_class(cand_path, task, req.get("static_checks", True))
+        model_cls = self._load_model_class(cand_path, task, req.static_checks)
 
         models: dict[int, Any] = {}
 
         def model_for(shape_index: int) -> Any:
             if shape_index not in models:
                 init = make_init_inputs(task, shapes[shape_index])
-                torch.manual_seed(req["init_seed"])
+                torch.manual_seed(req.init_seed)
                 try:
                     models[shape_index] = model_cls(*init).to(self.device)
                 except BaseException as e:  # noqa: BLE001
@@ -301,77 +301,78 @@ class CandidateRunner(TimedPhase, ABPhase):
             outs, launches = self._guarded_call(model, inputs, policy, cand_path)
             return inputs, outs, launches
 
-        report: dict[str, Any] = {"ok": True, "trials": [], "policy": {}, "launches": {},
-                                  "phases": phases}
+        policy_ops: dict[str, int] = {}
+        launches_by_kernel: dict[str, int] = {}
+        trials: list[list[Any]] = []  # TrialReport's fields (_settle_inputs fills some in)
         phases["load"], clock = time.perf_counter() - clock, time.perf_counter()
         # dialects whose harness allocates the buffers (CUDA C) put guard bands around them
         # during the trials; their bytes go to the judge, which checks them (out_of_bounds)
         guarded = self.recorder.guards_buffers
-        bands_damaged = False
-        if req.get("gate") and outbox.has_channel():
+        damaged = False
+        if req.gate and outbox.has_channel():
             # compiled and loaded while another candidate of this device may be timed; then
             # the device alone for the trials and the timing
-            first = req["trials"][0]
-            run(first["shape"], req.get("warm_seed", first["seed"]), OpPolicy(allow))
+            first = req.trials[0]
+            run(first.shape, first.seed if req.warm_seed is None else req.warm_seed,
+                OpPolicy(allow))
             phases["warm"], clock = time.perf_counter() - clock, time.perf_counter()
             outbox.ask_gate()
             phases["gate_wait"], clock = time.perf_counter() - clock, time.perf_counter()
-        for i, trial in enumerate(req["trials"]):
+        for i, trial in enumerate(req.trials):
             policy = OpPolicy(allow, poison=True)  # unwritten outputs read as NaN
             if guarded:
-                self.recorder.arm_guards(trial["seed"])
+                self.recorder.arm_guards(trial.seed)
             try:
-                inputs, outs, launches = run(trial["shape"], trial["seed"], policy)
+                inputs, outs, launches = run(trial.shape, trial.seed, policy)
             finally:
                 bands = self.recorder.take_guards() if guarded else []
             for op, n in policy.violations.items():
-                report["policy"][op] = report["policy"].get(op, 0) + n
-            report["trials"].append({
-                "seed": trial["seed"], "shape": trial["shape"], "launches": launches,
-                "outputs": self._dump(outs, scratch, f"t{i}_out"),
-                "inputs_after": self._inputs_after(inputs, scratch, f"t{i}_in"),
-            })
+                policy_ops[op] = policy_ops.get(op, 0) + n
+            trials.append([trial.seed, trial.shape, launches,
+                           self._dump(outs, scratch, f"t{i}_out"),
+                           self._inputs_after(inputs, scratch, f"t{i}_in"), None])
             if guarded:
-                report["trials"][-1]["guards"] = [
-                    {"label": label, **self._dump([band], scratch, f"t{i}_g{k}")[0]}
-                    for k, (label, band) in enumerate(bands)]
-                bands_damaged = bands_damaged or bands_damaged(bands, trial["seed"])
+                trials[-1][-1] = [{"label": label, **self._dump([band], scratch, f"t{i}_g{k}")[0]}
+                                  for k, (label, band) in enumerate(bands)]
+                damaged = damaged or failures.bands_damaged(bands, trial.seed)
             for name, count in self.recorder.launches.items():
-                report["launches"][name] = report["launches"].get(name, 0) + count
+                launches_by_kernel[name] = launches_by_kernel.get(name, 0) + count
             del inputs, outs  # (on a GPU the inputs wait for their fingerprints in a list)
 
         phases["trials"], clock = time.perf_counter() - clock, time.perf_counter()
         # Not a verdict (the judge checks the bands itself): a kernel that wrote past a
         # guarded buffer would write past an exact-size one while being timed and could kill
         # the context before the judge sees the evidence, so it is not timed.
-        if req.get("time") and not report["policy"] and not bands_damaged:
-            report["timing"] = self._time(req, run, model_for, task, shapes, scratch, allow,
-                                          phases)
+        timing = None
+        if req.time and not policy_ops and not damaged:
+            timing = self._time(req, run, model_for, task, shapes, scratch, allow, phases)
         self._settle_inputs()  # (after the timed calls, if any: then it is done already)
         phases["timing"], clock = time.perf_counter() - clock, time.perf_counter()
 
         # ghost replay: the same call with every kernel launch skipped
         self.recorder.ghost = True
         try:
-            ghost_shape = req.get("ghost_shape", 0)
-            _, ghost_outs, _ = run(ghost_shape, req["ghost_seed"], None)
-            report["ghost"] = {"seed": req["ghost_seed"], "shape": ghost_shape,
-                               "outputs": self._dump(ghost_outs, scratch, "ghost")}
+            _, ghost_outs, _ = run(req.ghost_shape, req.ghost_seed, None)
+            ghost = GhostReport(req.ghost_seed, req.ghost_shape,
+                                tuple(self._dump(ghost_outs, scratch, "ghost")))
         except CandidateFailure as f:
-            report["ghost"] = {"seed": req["ghost_seed"], "error": f.message}
+            ghost = GhostReport(req.ghost_seed, error=f.message)
         finally:
             self.recorder.ghost = False
 
         phases["ghost"] = time.perf_counter() - clock
-        report["threads_started"] = threading.active_count() - threads_before
-        report["children"] = child_processes()
+        threads_started = threading.active_count() - threads_before
+        children = child_processes()
         replaced = find_replaced(self.harness_code, self._read_harness_code())
-        report["replaced"] = replaced[:5]
-        report["timer_intact"] = (self.timer.intact() if self.timer else True) and not replaced
-        # a worker left with foreign threads, processes or patched code is not reused
-        report["restart"] = bool(report["threads_started"] > 0 or report["children"]
-                                 or not report["timer_intact"])
+        timer_intact = (self.timer.intact() if self.timer else True) and not replaced
         if not self._cuda_healthy():
             raise CandidateFailure(reasons.CUDA_ERROR, "the CUDA context is broken after the run",
                                    restart=True)
-        return report
+        return Report(
+            ok=True, phases=phases, policy=policy_ops, launches=launches_by_kernel,
+            trials=tuple(TrialReport(*(tuple(v) if isinstance(v, list) else v for v in t))
+                         for t in trials), timing=timing, ghost=ghost,
+            threads_started=threads_started, children=tuple(children),
+            replaced=tuple(replaced[:5]), timer_intact=timer_intact,
+            # a worker left with foreign threads, processes or patched code is not reused
+            restart=bool(threads_started > 0 or children or not timer_intact))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import types
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,21 @@ from evotui.core import reasons
 from evotui.eval.compare import compare_float, describe_worst
 from evotui.eval.device_rates import measure_device_facts, peak_bytes_per_s, time_baselines
 from evotui.eval.digest import fingerprint
+from evotui.eval.messages import (
+    ABReport,
+    Audited,
+    Details,
+    Meta,
+    Report,
+    Request,
+    TimingReport,
+    Verdict,
+)
 from evotui.eval.op_policy import as_bits
 from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.precision import exact_float32
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
-from evotui.eval.timing_stats import FreshCheck
-from evotui.eval.verdict_checks import Reject, blob_paths, check_request_answered, check_weights
+from evotui.eval.verdict_checks import Reject, check_request_answered, check_weights
 from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
 
 
@@ -56,29 +66,29 @@ class Judge:
                 raise Reject(reasons.TAMPERED, str(e)) from None
         return key, self.tasks[key]
 
-    def _pristine(self, req: dict[str, Any], shape_index: int, seed: int,
+    def _pristine(self, req: Request, shape_index: int, seed: int,
                   perturbed: int = 0) -> list[Any]:
         """Inputs generated from ``seed``, after ``perturbed`` changes of all its values (the
         state a timed set was left in, evotui.eval.perturb)."""
-        _, task = self._task(req["task"], req.get("task_sha256"))
+        _, task = self._task(req.task, req.task_sha256)
         return [v.to(self.device) if isinstance(v, self.torch.Tensor) else v
-                for v in make_inputs(task, req["shapes"][shape_index],
+                for v in make_inputs(task, req.shapes[shape_index],
                                      values_seed(seed, perturbed), self.device)]
 
-    def _reference(self, req: dict[str, Any], shape_index: int, seed: int,
+    def _reference(self, req: Request, shape_index: int, seed: int,
                    perturbed: int = 0) -> tuple[list[Any], list[Any]]:
         """The inputs of ``_pristine`` and the task's ``Model`` output on them."""
         torch = self.torch
-        key, task = self._task(req["task"], req.get("task_sha256"))
-        shape = req["shapes"][shape_index]
-        mkey = (key, repr(shape), req["init_seed"])
+        key, task = self._task(req.task, req.task_sha256)
+        shape = req.shapes[shape_index]
+        mkey = (key, repr(shape), req.init_seed)
         if mkey not in self.models:
             # one set of weights at a time: every request draws a new init seed, and keeping
             # old models would fill the GPU over a long run
-            for old in [k for k in self.models if k[2] != req["init_seed"]]:
+            for old in [k for k in self.models if k[2] != req.init_seed]:
                 del self.models[old]
             init = make_init_inputs(task, shape)
-            torch.manual_seed(req["init_seed"])
+            torch.manual_seed(req.init_seed)
             self.models[mkey] = task.Model(*init).to(self.device).eval()
         inputs = self._pristine(req, shape_index, seed, perturbed)
         with torch.no_grad():
@@ -87,17 +97,14 @@ class Judge:
         return inputs, outs
 
     # -- comparisons -----------------------------------------------------------------------
-    def _tolerance(self, req: dict[str, Any], dtype: str) -> tuple[float, float]:
+    def _tolerance(self, req: Request, dtype: str) -> tuple[float, float]:
         from evotui.dialects import get_backend
 
-        atol, rtol = get_backend(req.get("dialect") or "triton").tolerances(dtype)
-        if req.get("atol") is not None:
-            atol = float(req["atol"])
-        if req.get("rtol") is not None:
-            rtol = float(req["rtol"])
-        return atol, rtol
+        atol, rtol = get_backend(req.dialect or "triton").tolerances(dtype)
+        return (atol if req.atol is None else float(req.atol),
+                rtol if req.rtol is None else float(req.rtol))
 
-    def _compare(self, req: dict[str, Any], metas: list[dict[str, Any]], refs: list[Any],
+    def _compare(self, req: Request, metas: Sequence[Meta], refs: list[Any],
                  what: str, mismatch_reason: str = reasons.MISMATCH) -> dict[str, float]:
         torch = self.torch
         if len(metas) != len(refs):
@@ -140,9 +147,9 @@ class Judge:
                          f"{label}: {c.beyond} of {c.elements} elements beyond tolerance "
                          f"(max abs err {c.max_abs_err:.3g}, atol {atol:g}, rtol {rtol:g}); worst: "
                          + describe_worst(got, ref, c.worst),
-                         {"max_abs_err": c.max_abs_err, "bad_elements": c.beyond})
+                         Details(max_abs_err=c.max_abs_err, bad_elements=c.beyond))
 
-    def _check_inputs(self, metas: list[dict[str, Any]], pristine: list[Any], what: str) -> None:
+    def _check_inputs(self, metas: Sequence[Meta], pristine: list[Any], what: str) -> None:
         torch = self.torch
         if len(metas) != len(pristine):
             raise Reject(reasons.TAMPERED, f"{what}: {len(metas)} inputs reported after the "
@@ -151,7 +158,7 @@ class Judge:
             if not isinstance(ref, torch.Tensor):
                 continue
             meta = TensorMeta.from_dict(raw)
-            digest = raw.get("digest")
+            digest = meta.digest
             if (meta.file is None and meta.blob is None and digest is None) \
                     or tuple(meta.shape) != tuple(ref.shape) or meta.dtype != str(ref.dtype):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} changed shape or type")
@@ -167,20 +174,20 @@ class Judge:
             if not torch.equal(as_bits(got), as_bits(ref)):
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} was modified by the candidate")
 
-    def _check_guards(self, trial: dict[str, Any], n_outputs: int, what: str) -> None:
-        """The random bands around each buffer must come back as the trial's seed made them
-        (``evotui.dialects.cuda.guards``); a changed byte is an out-of-bounds write."""
+    def _check_guards(self, seed: int, bands: Sequence[Meta] | None, n_outputs: int,
+                      what: str) -> None:
+        """The random bands around each buffer must come back as the trial's ``seed`` made
+        them (``evotui.dialects.cuda.guards``); a changed byte is an out-of-bounds write."""
         from evotui.dialects.cuda.guards import GUARD_BYTES, describe_damage, pattern
 
-        bands = trial.get("guards")
-        if not isinstance(bands, list) or len(bands) < 2 * n_outputs or len(bands) % 2:
+        if bands is None or len(bands) < 2 * n_outputs or len(bands) % 2:
             raise Reject(reasons.TAMPERED, f"{what}: the guard bands are missing from the report")
         for k, raw in enumerate(bands):
             try:
                 got = load_tensor(TensorMeta.from_dict(raw), str(self.device), self.blobs).cpu()
             except (KeyError, ValueError, RuntimeError) as e:
                 raise Reject(reasons.TAMPERED, f"{what}: unreadable guard band: {e}") from None
-            expected = pattern(trial["seed"], k, GUARD_BYTES)
+            expected = pattern(seed, k, GUARD_BYTES)
             if got.numel() != GUARD_BYTES or got.dtype != expected.dtype:
                 raise Reject(reasons.TAMPERED, f"{what}: a guard band has the wrong size")
             if not self.torch.equal(got, expected):
@@ -195,131 +202,123 @@ class Judge:
         if self.device.type == "cuda":
             self.torch.cuda.empty_cache()
 
-    def judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
-        self.blobs = blob_paths(report)
-        self.digest_key = report.get("digest_key")
+    def judge(self, req: Request, report: Report) -> Verdict:
+        self.blobs = list(report.blobs)
+        self.digest_key = report.digest_key
         try:
             details = self._judge(req, report)
         except Reject as r:
-            return {"accepted": False, "reason": r.reason, "message": r.message, "details": r.details}
+            return Verdict(False, r.reason, r.message, r.details)
         except TamperedOutput as e:  # before the ValueErrors the checks below turn into reasons
-            return {"accepted": False, "reason": reasons.TAMPERED,
-                    "message": f"a dumped output was rewritten: {e}", "details": {}}
-        return {"accepted": True, "reason": reasons.ACCEPTED,
-                "message": reasons.DESCRIPTIONS[reasons.ACCEPTED], "details": details}
+            return Verdict(False, reasons.TAMPERED, f"a dumped output was rewritten: {e}")
+        return Verdict(True, reasons.ACCEPTED, reasons.DESCRIPTIONS[reasons.ACCEPTED], details)
 
-    def _judge(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
-        if not report.get("ok"):
-            raise Reject(report.get("reason", reasons.HARNESS_ERROR), report.get("message", ""))
-        if report["policy"]:
-            ops = ", ".join(f"{op} ×{n}" for op, n in sorted(report["policy"].items()))
+    def _judge(self, req: Request, report: Report) -> Details:
+        if not report.ok:
+            raise Reject(report.reason or reasons.HARNESS_ERROR, report.message)
+        if report.policy:
+            ops = ", ".join(f"{op} ×{n}" for op, n in sorted(report.policy.items()))
             raise Reject(reasons.TORCH_FALLBACK, f"forward computes with torch: {ops}")
-        check_request_answered(req, report, list(req.get("timing_seeds") or [req["timing_seed"]]))
-        details: dict[str, Any] = {"max_abs_err": 0.0, "max_rel_err": 0.0}
-        for i, trial in enumerate(report["trials"]):
-            if trial["launches"] == 0:
+        check_request_answered(req, report)
+        worst = {"max_abs_err": 0.0, "max_rel_err": 0.0}
+        for i, trial in enumerate(report.trials):
+            if trial.launches == 0:
                 raise Reject(reasons.NO_KERNEL, f"trial {i + 1}: no kernel was launched")
-            inputs, refs = self._reference(req, trial["shape"], trial["seed"])
-            shape_note = f"trial {i + 1} (shape {req['shapes'][trial['shape']] or 'benchmark'})"
-            if req.get("dialect") == "cuda":  # the harness allocated guarded buffers
-                self._check_guards(trial, len(refs), shape_note)
-            worst = self._compare(req, trial["outputs"], refs, shape_note)
-            self._check_inputs(trial["inputs_after"], inputs, shape_note)
+            inputs, refs = self._reference(req, trial.shape, trial.seed)
+            shape_note = f"trial {i + 1} (shape {req.shapes[trial.shape] or 'benchmark'})"
+            if req.dialect == "cuda":  # the harness allocated guarded buffers
+                self._check_guards(trial.seed, trial.guards, len(refs), shape_note)
+            trial_worst = self._compare(req, trial.outputs, refs, shape_note)
+            self._check_inputs(trial.inputs_after, inputs, shape_note)
             for k in worst:
-                details[k] = max(details[k], worst[k])
-        timing = report.get("timing")
-        if req.get("time") and timing is None:  # only trials that failed a check go untimed
+                worst[k] = max(worst[k], trial_worst[k])
+        timing = report.timing
+        if req.time and timing is None:  # only trials that failed a check go untimed
             raise Reject(reasons.TAMPERED, "the report holds no timing")
         if timing:
             self._judge_timing(req, timing)
-        ghost = report.get("ghost") or {}
-        if "outputs" in ghost:
-            _, refs = self._reference(req, ghost.get("shape", 0), ghost["seed"])
+        ghost = report.ghost
+        if ghost is not None and ghost.outputs is not None:
+            _, refs = self._reference(req, ghost.shape, ghost.seed)
             try:
-                self._compare(req, ghost["outputs"], refs, "ghost")
+                self._compare(req, ghost.outputs, refs, "ghost")
             except Reject:
                 pass
             else:
                 raise Reject(reasons.KERNELS_NOT_USED,
                              "with every kernel launch skipped the output is still correct: "
                              "the kernels do not compute the result")
-        if report.get("threads_started", 0) > 0:
-            raise Reject(reasons.THREADS_SPAWNED, f"{report['threads_started']} thread(s) left running")
-        if report.get("children"):
-            raise Reject(reasons.SUBPROCESS_SPAWNED, f"child processes: {report['children']}")
-        if not report.get("timer_intact", True):
-            names = ", ".join(report.get("replaced") or [])
+        if report.threads_started > 0:
+            raise Reject(reasons.THREADS_SPAWNED, f"{report.threads_started} thread(s) left running")
+        if report.children:
+            raise Reject(reasons.SUBPROCESS_SPAWNED, f"child processes: {list(report.children)}")
+        if not report.timer_intact:
+            names = ", ".join(report.replaced)
             raise Reject(reasons.TIMER_TAMPERED,
                          "the harness's timing functions or its checks' code were replaced"
                          + (f": {names}" if names else ""))
-        details["launches"] = report.get("launches", {})
-        if timing:
-            details["timing"] = {k: timing.get(k) for k in ("median_ms", "spread_pct", "samples", "method",
-                                                              "synced_ms", "synced_tail_ms",
-                                                              "set_medians_ms")}
-            details.update(self._figures(req, timing))
-        return details
+        figures = self._figures(req, timing) if timing else {}
+        return Details(**worst, launches=report.launches, timing=timing and timing.figures,
+                       **figures)
 
-    def _judge_timing(self, req: dict[str, Any], timing: dict[str, Any]) -> None:
-        if timing.get("watched_policy"):
-            ops = ", ".join(sorted(timing["watched_policy"]))
+    def _judge_timing(self, req: Request, timing: TimingReport) -> None:
+        if timing.watched_policy:
+            ops = ", ".join(sorted(timing.watched_policy))
             raise Reject(reasons.TORCH_FALLBACK, f"while being timed, forward computed with torch: {ops}")
-        if timing["method"] != "graph" and timing["calls"] and timing["launches_per_call"]:
-            per_call = timing["launches"] / timing["calls"]
-            if per_call < timing["launches_per_call"]:
+        if timing.method != "graph" and timing.calls and timing.launches_per_call:
+            per_call = timing.launches / timing.calls
+            if per_call < timing.launches_per_call:
                 raise Reject(reasons.STALE_OUTPUT,
                              f"launched {per_call:.2f} kernels per timed call but "
-                             f"{timing['launches_per_call']} per checked call")
-        _, refs = self._reference(req, 0, timing["seed"], timing.get("perturbed", 0))
-        self._compare(req, timing["outputs"], refs, "last timed call", reasons.STALE_OUTPUT)
-        check_weights(timing.get("weights_changed"))
-        earlier = timing.get("earlier_outputs") or []
-        if timing["method"] == "interpreter" and len(earlier) != timing["calls"] - 1:
+                             f"{timing.launches_per_call} per checked call")
+        _, refs = self._reference(req, 0, timing.seed, timing.perturbed)
+        self._compare(req, timing.outputs, refs, "last timed call", reasons.STALE_OUTPUT)
+        check_weights(timing.weights_changed)
+        earlier = timing.earlier_outputs
+        if timing.method == "interpreter" and len(earlier) != timing.calls - 1:
             raise Reject(reasons.TAMPERED, "the report lacks the outputs of the timed calls")
         for i, entry in enumerate(earlier):  # the CPU's timed calls, every one
-            _, refs = self._reference(req, 0, entry["seed"], entry["perturbed"])
-            self._compare(req, entry["outputs"], refs, f"timed call {i + 1}", reasons.STALE_OUTPUT)
-        if timing["method"] in ("events", "coarse"):  # a GPU's prepared calls
-            self._check_audited(req, timing.get("audited"), "")
-        for entry in timing["inputs_after"]:
-            pristine = self._pristine(req, 0, entry["seed"], entry.get("perturbed", 0))
-            self._check_inputs(entry["inputs"], pristine, "timing")
-        fresh = timing.get("fresh_check")
-        if fresh is not None:
-            check = FreshCheck(**fresh)
-            if check.looks_cached(interpreter=timing["method"] == "interpreter"):
-                patch = "" if check.patch_ms is None else f", with one element changed {check.patch_ms:.4g} ms"
-                raise Reject(reasons.CACHED_RESULTS,
-                             f"calls on new input values take {check.fresh_ms:.4g} ms, on the "
-                             f"same values written again {check.same_ms:.4g} ms{patch} "
-                             f"({check.rounds} rounds; the timed calls {timing['median_ms']:.4g} "
-                             "ms): results are cached or patched across calls")
-        if timing["method"] == "graph":
-            replayed = timing.get("graph_replay")
-            seed = graph_check_seed(req["recheck_seed"])
-            if not isinstance(replayed, dict) or replayed.get("seed") != seed:
+            _, refs = self._reference(req, 0, entry.seed, entry.perturbed)
+            self._compare(req, entry.outputs, refs, f"timed call {i + 1}", reasons.STALE_OUTPUT)
+        if timing.method in ("events", "coarse"):  # a GPU's prepared calls
+            self._check_audited(req, timing.audited, "")
+        for entry in timing.inputs_after:
+            pristine = self._pristine(req, 0, entry.seed, entry.perturbed)
+            self._check_inputs(entry.inputs, pristine, "timing")
+        check = timing.fresh_check
+        if check is not None and check.looks_cached(interpreter=timing.method == "interpreter"):
+            patch = "" if check.patch_ms is None else f", with one element changed {check.patch_ms:.4g} ms"
+            raise Reject(reasons.CACHED_RESULTS,
+                         f"calls on new input values take {check.fresh_ms:.4g} ms, on the "
+                         f"same values written again {check.same_ms:.4g} ms{patch} "
+                         f"({check.rounds} rounds; the timed calls {timing.median_ms:.4g} "
+                         "ms): results are cached or patched across calls")
+        if timing.method == "graph":
+            replayed = timing.graph_replay
+            seed = graph_check_seed(req.recheck_seed)
+            if replayed is None or replayed.seed != seed:
                 raise Reject(reasons.TAMPERED, "the report lacks the timed graph's replay on new values")
             _, grefs = self._reference(req, 0, seed)
-            self._compare(req, replayed["outputs"], grefs,
+            self._compare(req, replayed.outputs, grefs,
                           "a replay of the timed graph on new values", reasons.STALE_OUTPUT)
-        _, rrefs = self._reference(req, 0, timing["recheck"]["seed"])
-        self._compare(req, timing["recheck"]["outputs"], rrefs, "call with new values in the timed tensors",
+        _, rrefs = self._reference(req, 0, timing.recheck.seed)
+        self._compare(req, timing.recheck.outputs, rrefs, "call with new values in the timed tensors",
                       reasons.STALE_OUTPUT)
-        _, vrefs = self._reference(req, 0, timing["verify"]["seed"])
-        self._compare(req, timing["verify"]["outputs"], vrefs, "call after timing", reasons.STALE_OUTPUT)
-        tail = timing.get("synced_tail_ms")
-        if tail is not None and tail > 2 * timing["median_ms"] + 0.05:
+        _, vrefs = self._reference(req, 0, timing.verify.seed)
+        self._compare(req, timing.verify.outputs, vrefs, "call after timing", reasons.STALE_OUTPUT)
+        tail = timing.synced_tail_ms
+        if tail is not None and tail > 2 * timing.median_ms + 0.05:
             raise Reject(reasons.UNSYNCED_WORK,
-                         f"events say {timing['median_ms']:.4f} ms per call, but after a call "
+                         f"events say {timing.median_ms:.4f} ms per call, but after a call "
                          f"returned the device still worked {tail:.4f} ms: work escapes the "
                          "timed stream")
 
-    def _figures(self, req: dict[str, Any], timing: dict[str, Any]) -> dict[str, Any]:
-        if self.device.type != "cuda" or timing["method"] == "interpreter":
-            return {"interpreter": True}
+    def _figures(self, req: Request, timing: TimingReport) -> dict[str, float | None]:
+        if self.device.type != "cuda" or timing.method == "interpreter":
+            return {}
         facts = self.device_facts()
-        _, task = self._task(req["task"], req.get("task_sha256"))
-        inputs, refs = self._reference(req, 0, timing["seed"])
+        _, task = self._task(req.task, req.task_sha256)
+        inputs, refs = self._reference(req, 0, timing.seed)
         roof = roofline_of(task, inputs, refs)
         floor_ms = max(roof["bytes"] / facts["copy_bytes_per_s"],
                        roof["flops"] / facts["matmul_flops_per_s"]) * 1000
@@ -327,19 +326,19 @@ class Judge:
         # the copy rate honestly (the row-sum seed reaches 101 % of it on the H200)
         limit_ms = max(roof["bytes"] / peak_bytes_per_s(facts),
                        roof["flops"] / facts["matmul_flops_per_s"]) * 1000
-        median = timing["median_ms"]
+        median = timing.median_ms
         if median < 0.9 * limit_ms:
             raise Reject(reasons.BELOW_ROOFLINE,
                          f"{median * 1000:.2f} µs per call, but moving the data takes at least "
                          f"{limit_ms * 1000:.2f} µs on this GPU")
         base = self.baselines(req)
-        out = {"roofline_pct": 100.0 * floor_ms / median, "roofline": roof,
-               "eager_ms": base.get("eager_ms"), "compile_ms": base.get("compile_ms")}
+        eager, compiled = base.get("eager_ms"), base.get("compile_ms")
+        out = {"roofline_pct": 100.0 * floor_ms / median, "eager_ms": eager,
+               "compile_ms": compiled, "speedup_eager": eager / median if eager else None,
+               "speedup_compile": compiled / median if compiled else None}
         if roof["bytes"] / facts["copy_bytes_per_s"] >= roof["flops"] / facts["matmul_flops_per_s"]:
             out["copy_ms"] = self._copy_ms(int(roof["bytes"]))
             out["copy_pct"] = 100.0 * out["copy_ms"] / median
-        out["speedup_eager"] = base["eager_ms"] / median if base.get("eager_ms") else None
-        out["speedup_compile"] = base["compile_ms"] / median if base.get("compile_ms") else None
         return out
 
     def _copy_ms(self, nbytes: int) -> float:
@@ -352,36 +351,37 @@ class Judge:
             del src, dst
         return self.copy_ms[nbytes]
 
-    def check_ab(self, req: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    def check_ab(self, req: Request, report: ABReport) -> Verdict:
         """The outputs of an A/B timing must be right too (a candidate cannot be fast only
         when it is being compared)."""
-        self.blobs = blob_paths(report)
-        if not report.get("ok"):
-            return {"ok": False, "reason": report.get("reason", reasons.HARNESS_ERROR),
-                    "message": report.get("message", "")}
-        if report.get("watched_policy"):
-            ops = ", ".join(sorted(report["watched_policy"]))
-            return {"ok": False, "reason": reasons.TORCH_FALLBACK,
-                    "message": f"while being compared, forward computed with torch: {ops}"}
-        _, refs = self._reference(req, 0, report["seed"])
-        audited, weights = report.get("audited") or [], report.get("weights_changed") or []
-        for k, outputs in enumerate(report["outputs"]):
+        self.blobs = list(report.blobs)
+        if not report.ok:
+            return Verdict(False, report.reason or reasons.HARNESS_ERROR, report.message)
+        if report.watched_policy:
+            ops = ", ".join(sorted(report.watched_policy))
+            return Verdict(False, reasons.TORCH_FALLBACK,
+                           f"while being compared, forward computed with torch: {ops}")
+        answers = (report.outputs, report.audited, report.weights_changed)
+        if {len(a) for a in (*answers, report.timings)} != {len(req.candidates)}:
+            return Verdict(False, reasons.TAMPERED, "the A/B report does not answer for each "
+                           f"of its {len(req.candidates)} candidates")
+        _, refs = self._reference(req, 0, report.seed)
+        for k, (outputs, audited, weights) in enumerate(zip(*answers, strict=True)):
             try:
                 self._compare(req, outputs, refs, f"A/B candidate {k}", reasons.STALE_OUTPUT)
-                self._check_audited(req, audited[k] if k < len(audited) else None,
-                                    f"A/B candidate {k}, ")
-                check_weights(weights[k] if k < len(weights) else None)
+                self._check_audited(req, audited, f"A/B candidate {k}, ")
+                check_weights(weights)
             except Reject as r:
-                return {"ok": False, "reason": r.reason, "message": r.message, "index": k}
-        return {"ok": True}
+                return Verdict(False, r.reason, r.message, index=k)
+        return Verdict(True, reasons.ACCEPTED, "")
 
-    def _check_audited(self, req: dict[str, Any], entry: dict[str, Any] | None, label: str) -> None:
+    def _check_audited(self, req: Request, entry: Audited | None, label: str) -> None:
         """The timed call picked at random (evotui.eval.timed_calls.Audit) must be right."""
-        if not entry or entry.get("seed") not in list(req.get("timing_seeds") or [req["timing_seed"]]):
+        if entry is None or entry.seed not in req.timed_seeds:
             raise Reject(reasons.TAMPERED, "the report lacks the timed call picked for a check")
-        _, refs = self._reference(req, 0, entry["seed"], entry["perturbed"])
-        self._compare(req, entry["outputs"], refs,
-                      f"{label}a timed call picked at random (of {entry['of']})", reasons.STALE_OUTPUT)
+        _, refs = self._reference(req, 0, entry.seed, entry.perturbed)
+        self._compare(req, entry.outputs, refs,
+                      f"{label}a timed call picked at random (of {entry.of})", reasons.STALE_OUTPUT)
 
     # -- baselines and device facts -------------------------------------------------------
     def device_facts(self) -> dict[str, Any]:
@@ -389,12 +389,12 @@ class Judge:
             self.facts = measure_device_facts(self.torch, self.device)
         return self.facts
 
-    def baselines(self, req: dict[str, Any]) -> dict[str, Any]:
-        key, _ = self._task(req["task"], req.get("task_sha256"))
+    def baselines(self, req: Request) -> dict[str, Any]:
+        key, _ = self._task(req.task, req.task_sha256)
         if key not in self.baseline_cache:
             if self.timer is None:
                 return {}
             inputs, _ = self._reference(req, 0, 12345)
-            model = self.models[(key, repr(req["shapes"][0]), req["init_seed"])]
+            model = self.models[(key, repr(req.shapes[0]), req.init_seed)]
             self.baseline_cache[key] = time_baselines(self.torch, self.timer, model, inputs)
         return self.baseline_cache[key]

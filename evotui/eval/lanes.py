@@ -8,13 +8,15 @@ import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from evotui.core import reasons
+from evotui.eval.messages import ABReport, Report
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
 from evotui.task.model import TaskRef
 
 RELEASE_TIMEOUT_S = 30.0
+R = TypeVar("R", Report, ABReport)
 
 
 @dataclass
@@ -120,10 +122,10 @@ class Gate:
             self.held = False
             self.lane.gate.release()
 
-    def checked(self, report: dict[str, Any]) -> dict[str, Any]:
-        if self.lane.shares_device and report.get("ok") and not self.asked:
-            return {"ok": False, "reason": reasons.TIMER_TAMPERED,
-                    "message": "timed without holding the device (its gate was never asked for)"}
+    def checked(self, report: R) -> R:
+        if self.lane.shares_device and report.ok and not self.asked:
+            return type(report).failed(reasons.TIMER_TAMPERED, "timed without holding the "
+                                       "device (its gate was never asked for)")
         return report
 
 

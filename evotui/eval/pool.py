@@ -35,6 +35,7 @@ from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are t
     start_workers,
 )
 from evotui.eval.memory_plan import TimingSetPlanner, handover_limit
+from evotui.eval.messages import ABReport, MalformedMessage, Report, Request, TrialSpec, Verdict
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.eval.sandbox import Isolation
 from evotui.eval.sandbox_state import SandboxState, local_sandbox_state
@@ -192,35 +193,36 @@ class EvaluatorPool(Evaluator):
             path = lane.scratch / f"{name}.py"
             path.write_text(source, encoding="utf-8")
             paths.append(str(path))
-        req = {**self._task_fields(task), "candidates": paths, "scratch": str(lane.scratch),
-               "shapes": task.shapes("cuda"), "init_seed": self._rng.randrange(1, 2**62),
-               "timing_seed": self._rng.randrange(1, 2**62),
-               "timing_seeds": [self._rng.randrange(1, 2**62) for _ in
-                                range(self._sets.count(task, task.shapes("cuda")[0], lane.label))],
-               "recheck_seed": self._rng.randrange(1, 2**62)}
+        shapes, seed = task.shapes("cuda"), lambda: self._rng.randrange(1, 2**62)
+        sets = self._sets.count(task, shapes[0], lane.label)
+        req = Request(**self._task_fields(task), candidates=tuple(paths), scratch=str(lane.scratch),
+                      shapes=tuple(shapes), init_seed=seed(), timing_seed=seed(),
+                      timing_seeds=tuple(seed() for _ in range(sets)), recheck_seed=seed())
+        wire = req.to_json()  # the same request to the worker and to the judge
         with Gate(lane) as gate:  # held until the report's bytes are judged and let go
             try:
-                report = lane.candidate.request({"op": "compare", "request": req,
+                answer = lane.candidate.request({"op": "compare", "request": wire,
                                                  "timeout_s": timeout_s},
                                                 timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
             except WorkerTimeout:
                 return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
             except WorkerDied as e:
                 return ABResult(ok=False, reason=reasons.CRASHED, message=str(e))
-            report = gate.checked(report)
+            report = gate.checked(ABReport.parse(answer))
             gate.acquire()
             try:
-                check = lane.judge.request({"op": "check_ab", "request": req, "report": report},
-                                           JUDGE_TIMEOUT_S)
-            except (WorkerDied, WorkerTimeout) as e:
+                check = Verdict.from_json(lane.judge.request(
+                    {"op": "check_ab", "request": wire, "report": report.to_json()},
+                    JUDGE_TIMEOUT_S))
+            except (WorkerDied, WorkerTimeout, MalformedMessage) as e:
                 lane.judge.kill()
                 return ABResult(ok=False, reason=reasons.HARNESS_ERROR,
                                 message=f"judge failed: {e}")
             finally:
                 let_go(lane.candidate)
-        if not check.get("ok"):
-            return ABResult(ok=False, reason=str(check.get("reason")), message=str(check.get("message")))
-        return ABResult.from_timings(*report["timings"])
+        if not check.accepted:
+            return ABResult(ok=False, reason=check.reason, message=check.message)
+        return ABResult.from_timings(*(t.as_dict() for t in report.timings))
 
     def sanitize(self, task: TaskRef, source: str, timeout_s: float = 600.0) -> Any:
         """compute-sanitizer on a CUDA C candidate, on one lane's GPU while the lane is held
@@ -298,7 +300,7 @@ class EvaluatorPool(Evaluator):
         return self._arch
 
     def _build_request(self, lane: Lane, request: EvalRequest, dialect: str = "triton"
-                       ) -> dict[str, Any]:
+                       ) -> Request:
         task = request.task
         shapes = task.shapes("cpu" if lane.device == "cpu" else "cuda")
         cand_file = lane.scratch / "candidate.py"
@@ -307,27 +309,26 @@ class EvaluatorPool(Evaluator):
         # The timed shape is checked three more times around timing; the trials favour the
         # other shapes (cheaper, and where shape-specialised cheats fail).
         order = [0] + list(range(1, len(shapes))) * request.trials if len(shapes) > 1 else [0] * request.trials
-        trials = [{"seed": seed(), "shape": order[i]} for i in range(max(request.trials, len(shapes)))]
-
-        return {
-            **self._task_fields(task), "candidate": str(cand_file), "scratch": str(lane.scratch),
-            "shapes": shapes, "init_seed": seed(), "trials": trials, "time": request.time,
-            "timing_seed": seed(), "slow_cutoff_ms": request.slow_cutoff_ms,
-            "timing_seeds": [seed() for _ in range(self._sets.count(task, shapes[0], lane.label,
-                                                                    len(trials)))],
-            "handover_limit_bytes": self.handover_bytes,
-            "recheck_seed": seed(), "verify_seed": seed(), "ghost_seed": seed(),
-            "ghost_shape": 1 if len(shapes) > 1 else 0,
-            "dialect": dialect,  # the judge checks the CUDA dialect's guard bands
-            "warm_seed": seed(),  # the call that compiles, before the device's gate
-        }
+        trials = tuple(TrialSpec(seed(), order[i])
+                       for i in range(max(request.trials, len(shapes))))
+        return Request(
+            **self._task_fields(task), candidate=str(cand_file), scratch=str(lane.scratch),
+            shapes=tuple(shapes), init_seed=seed(), trials=trials, time=request.time,
+            timing_seed=seed(), slow_cutoff_ms=request.slow_cutoff_ms,
+            timing_seeds=tuple(seed() for _ in range(self._sets.count(task, shapes[0], lane.label,
+                                                                      len(trials)))),
+            handover_limit_bytes=self.handover_bytes,
+            recheck_seed=seed(), verify_seed=seed(), ghost_seed=seed(),
+            ghost_shape=1 if len(shapes) > 1 else 0,
+            dialect=dialect,  # the judge checks the CUDA dialect's guard bands
+            warm_seed=seed())
 
     def _task_fields(self, task: TaskRef) -> dict[str, Any]:
         """What every request about a task carries, for an evaluation or an A/B alike."""
         return {"task": str(task.path), "task_sha256": task.sha256,
-                "sandbox": self.sandbox, "protected": protected_paths(task),
+                "sandbox": self.sandbox, "protected": tuple(protected_paths(task)),
                 "atol": task.meta.atol, "rtol": task.meta.rtol,
-                "allow_torch": list(task.meta.allow_torch),
+                "allow_torch": tuple(task.meta.allow_torch),
                 "static_checks": self.static_checks,
                 "gate": self.per_device > 1}  # off: the worker skips the PTX rules too
 
@@ -345,39 +346,37 @@ class EvaluatorPool(Evaluator):
             finally:
                 let_go(lane.candidate)
 
-    def _judged(self, lane: Lane, req: dict[str, Any], request: EvalRequest, gate: Gate,
+    def _judged(self, lane: Lane, req: Request, request: EvalRequest, gate: Gate,
                 common: dict[str, Any], t0: float) -> EvalResult:
         worker = lane.candidate
         started = time.monotonic()
+        wire = req.to_json()  # the same request to the worker and to the judge
         try:
-            report = worker.request({"op": "evaluate", "request": req,
-                                     "timeout_s": request.timeout_s},
-                                    request.timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
-            report = gate.checked(report)
+            report = gate.checked(Report.parse(worker.request(
+                {"op": "evaluate", "request": wire, "timeout_s": request.timeout_s},
+                request.timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)))
         except WorkerTimeout:
-            report = {"ok": False, "reason": reasons.TIMEOUT,
-                      "message": f"no result within {request.timeout_s:.0f} s; worker restarted"}
+            report = Report.failed(reasons.TIMEOUT,
+                                   f"no result within {request.timeout_s:.0f} s; worker restarted")
         except WorkerDied as e:
-            report = {"ok": False, "reason": reasons.CRASHED,
-                      "message": f"{e} (worker restarted); last output: {worker.tail(300).strip()!r}"}
+            report = Report.failed(reasons.CRASHED, f"{e} (worker restarted); last output: "
+                                   f"{worker.tail(300).strip()!r}")
         elapsed_ms = (time.monotonic() - started) * 1000
         tail = worker.tail()
         if worker.output_bytes > OUTPUT_LIMIT_BYTES:
-            report = {"ok": False, "reason": reasons.OUTPUT_FLOOD, "restart": True,
-                      "message": f"printed {worker.output_bytes / 1e6:.1f} MB (limit "
-                                 f"{OUTPUT_LIMIT_BYTES / 1e6:.0f} MB)"}
-        timing = report.get("timing")
-        if report.get("ok") and timing and timing["median_ms"] * timing["samples"] > elapsed_ms:
-            report = {"ok": False, "reason": reasons.TIMER_TAMPERED,
-                      "message": "reported kernel time exceeds the wall-clock time of the run"}
-        phases = {k: float(v) for k, v in (report.get("phases") or {}).items()
-                  if isinstance(v, int | float)}
+            report = Report.failed(reasons.OUTPUT_FLOOD, f"printed {worker.output_bytes / 1e6:.1f} "
+                                   f"MB (limit {OUTPUT_LIMIT_BYTES / 1e6:.0f} MB)", restart=True)
+        timing = report.timing
+        if report.ok and timing and timing.median_ms * timing.samples > elapsed_ms:
+            report = Report.failed(reasons.TIMER_TAMPERED,
+                                   "reported kernel time exceeds the wall-clock time of the run")
+        phases = dict(report.phases)
         gate.acquire()
         judge_started = time.monotonic()
         try:
-            verdict = lane.judge.request({"op": "judge", "request": req, "report": report},
-                                         JUDGE_TIMEOUT_S)
-        except (WorkerDied, WorkerTimeout) as e:
+            verdict = Verdict.from_json(lane.judge.request(
+                {"op": "judge", "request": wire, "report": report.to_json()}, JUDGE_TIMEOUT_S))
+        except (WorkerDied, WorkerTimeout, MalformedMessage) as e:
             lane.judge.kill()
             return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
                                        worker_output_tail=tail)
@@ -386,12 +385,12 @@ class EvaluatorPool(Evaluator):
         # only a worker that died is restarted (after the judge: it held the report's bytes).
         if not worker.alive:
             worker.kill()  # restarted lazily before the next candidate
-        elif verdict.get("reason") == reasons.HARNESS_ERROR:
+        elif verdict.reason == reasons.HARNESS_ERROR:
             # whatever went wrong (out of GPU memory, a broken cache) stays with the
             # processes: the engine's retry gets fresh ones; the judge (whose baselines cost
             # a torch.compile to redo) only when it was the one that failed
             worker.kill()
-            if report.get("ok"):
+            if report.ok:
                 lane.judge.kill()
         return EvalResult.from_verdict(verdict, common, time.monotonic() - t0, tail, phases)
 

@@ -58,6 +58,7 @@ class TensorMeta:
     # call) cannot rewrite the file unseen (it could map it with `from_file`)
     sha256: str | None = None
     blob: int | None = None  # instead of a file: the index of a sealed memfd handed over
+    digest: Any = None  # of an input on a GPU: its fingerprint (digest.py) instead of its bytes
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> TensorMeta:
@@ -69,6 +70,7 @@ class TensorMeta:
             file=d.get("file"),
             sha256=d.get("sha256"),
             blob=int(d["blob"]) if isinstance(d.get("blob"), int) else None,
+            digest=d.get("digest"),
         )
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evotui.core import reasons
 from evotui.task.model import TaskRef
+
+if TYPE_CHECKING:
+    from evotui.eval.messages import Verdict
 
 
 @dataclass(frozen=True)
@@ -55,30 +58,30 @@ class EvalResult:
         return d
 
     @staticmethod
-    def from_verdict(verdict: dict[str, Any], common: dict[str, Any], wall_s: float, tail: str,
+    def from_verdict(verdict: Verdict, common: dict[str, Any], wall_s: float, tail: str,
                      phases: dict[str, float]) -> EvalResult:
         """The judge's verdict as the engine sees it (no speedups from the interpreter)."""
-        details = verdict.get("details") or {}
-        timing = details.get("timing") or {}
-        interpreter = common["interpreter"] or timing.get("method") == "interpreter"
+        details, timing = verdict.details, verdict.details.timing
+        interpreter = common["interpreter"] or (timing is not None
+                                                and timing.method == "interpreter")
         return EvalResult(
-            accepted=bool(verdict.get("accepted")),
-            reason=str(verdict.get("reason", reasons.HARNESS_ERROR)),
-            message=str(verdict.get("message", "")),
+            accepted=verdict.accepted,
+            reason=verdict.reason,
+            message=verdict.message,
             device=common["device"],
             interpreter=interpreter,
-            time_ms=timing.get("median_ms"),
-            spread_pct=timing.get("spread_pct"),
-            timing_method=timing.get("method"),
-            set_medians_ms=tuple(timing.get("set_medians_ms") or ()),
-            eager_ms=details.get("eager_ms"),
-            compile_ms=details.get("compile_ms"),
-            speedup_eager=None if interpreter else details.get("speedup_eager"),
-            speedup_compile=None if interpreter else details.get("speedup_compile"),
-            roofline_pct=None if interpreter else details.get("roofline_pct"),
-            copy_pct=None if interpreter else details.get("copy_pct"),
-            max_abs_err=details.get("max_abs_err"),
-            launches=details.get("launches") or {},
+            time_ms=None if timing is None else timing.median_ms,
+            spread_pct=None if timing is None else timing.spread_pct,
+            timing_method=None if timing is None else timing.method,
+            set_medians_ms=() if timing is None else timing.set_medians_ms,
+            eager_ms=details.eager_ms,
+            compile_ms=details.compile_ms,
+            speedup_eager=None if interpreter else details.speedup_eager,
+            speedup_compile=None if interpreter else details.speedup_compile,
+            roofline_pct=None if interpreter else details.roofline_pct,
+            copy_pct=None if interpreter else details.copy_pct,
+            max_abs_err=details.max_abs_err,
+            launches=dict(details.launches),
             wall_s=wall_s,
             worker_output_tail=tail[-1000:],
             phases=phases,

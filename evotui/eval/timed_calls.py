@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from evotui.eval.messages import Audited, Checked, Meta
 from evotui.eval.op_policy import PLAIN_TENSOR_TYPES, poison_released, storages
 from evotui.eval.perturb import changed_seed, replay, values_seed
 from evotui.eval.weight_guard import WeightGuard
 
-Dump = Callable[[list[Any], str], list[dict[str, Any]]]  # (values, file prefix) -> records
+Dump = Callable[[list[Any], str], list[Meta]]  # (values, file prefix) -> records
 # a set's tensors get the values generated from a seed, no version counter moving
 Refill = Callable[[list[Any], int], None]
 
@@ -51,11 +53,11 @@ class Audit:
             self.kept = (seed, perturbed,
                          [o.clone() if type(o) in PLAIN_TENSOR_TYPES else o for o in outputs])
 
-    def take(self, dump: Callable[[list[Any]], list[dict[str, Any]]]) -> dict[str, Any] | None:
+    def take(self, dump: Callable[[list[Any]], list[Meta]]) -> Audited | None:
         if self.kept is None:
             return None
         seed, perturbed, outputs = self.kept
-        entry = {"seed": seed, "perturbed": perturbed, "outputs": dump(outputs), "of": self.offered}
+        entry = Audited(seed, tuple(dump(outputs)), perturbed, self.offered)
         self._drop()
         return entry
 
@@ -63,6 +65,13 @@ class Audit:
         if self.kept is not None:
             poison_released(self.kept[2], self.protected)
             self.kept = None
+
+
+@dataclass(frozen=True)
+class Judged:
+    earlier_outputs: tuple[Checked, ...]  # judge_every_call: each call but the last
+    audited: Audited | None
+    weights_changed: tuple[str, ...]  # the parameters a kernel wrote into
 
 
 class TimedCalls:
@@ -83,7 +92,7 @@ class TimedCalls:
         self.out: Any = None
         self.prepared = self.from_prepared = False
         self.protected = storages([v for values in sets for v in values])
-        self.earlier: list[dict[str, Any]] = []
+        self.earlier: list[Checked] = []
         self.audit = Audit(random.Random(f"audit:{audit_seed}"), self.protected)
         self.weights = WeightGuard(model)
 
@@ -95,8 +104,8 @@ class TimedCalls:
         if self.out is not None:
             outs, (seed, changes) = as_outputs(self.out), self.saw
             if self.judge_every_call:
-                self.earlier.append({"seed": seed, "perturbed": changes,
-                                     "outputs": self.dump(outs, f"timed{len(self.earlier)}_out")})
+                outputs = self.dump(outs, f"timed{len(self.earlier)}_out")
+                self.earlier.append(Checked(seed, tuple(outputs), changes))
             elif self.from_prepared:
                 self.audit.offer(seed, changes, outs)
             poison_released(outs, self.protected)
@@ -115,12 +124,12 @@ class TimedCalls:
         self.from_prepared, self.prepared = self.prepared, False
         self.out = self.model(*self.sets[k])
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> Judged:
         """After the last timed call: what the judge checks besides the last output."""
         self.weights.check()
-        return {"earlier_outputs": self.earlier,
-                "audited": self.audit.take(lambda values: self.dump(values, "audited_out")),
-                "weights_changed": self.weights.changed_names()}
+        return Judged(tuple(self.earlier),
+                      self.audit.take(lambda values: self.dump(values, "audited_out")),
+                      tuple(self.weights.changed_names()))
 
 
 class ValueRounds:

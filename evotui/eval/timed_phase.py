@@ -8,21 +8,22 @@ import random
 import time
 from typing import Any
 
+from evotui.eval.messages import Checked, Request, SetAfter, TimingReport
 from evotui.eval.op_policy import OpPolicy
 from evotui.eval.perturb import graph_check_seed
 from evotui.eval.timed_calls import TimedCalls, ValueRounds, as_outputs
 
 
 class TimedPhase:
-    def _time(self, req, run, model_for, task, shapes, scratch, allow,
-              phases: dict[str, float]) -> dict[str, Any]:
+    def _time(self, req: Request, run, model_for, task, shapes, scratch, allow,
+              phases: dict[str, float]) -> TimingReport:
         torch = self.torch
         # Timed calls rotate over separately allocated input sets: placement effects average
         # out within a run (steadier across runs) and no call sees the previous call's tensors.
         seeds, sets = self._timing_inputs(req, task, shapes[0])
         model = model_for(0)
         calls = TimedCalls(model, sets, seeds, judge_every_call=self.timer is None,
-                           audit_seed=req["timing_seed"],
+                           audit_seed=req.timing_seed,
                            dump=lambda values, prefix: self._dump(values, scratch, prefix),
                            refill=lambda values, seed: self._refill(values, task, shapes[0], seed))
         watched_ops: dict[str, int] = {}
@@ -33,7 +34,7 @@ class TimedPhase:
         try:
             if self.timer is not None:
                 timing = self.timer.time(calls.call, watch=watched, rng=random.Random(seeds[0]),
-                                         slow_cutoff_ms=req.get("slow_cutoff_ms"),
+                                         slow_cutoff_ms=req.slow_cutoff_ms,
                                          input_set=calls.next_set, prepare=calls.prepare,
                                          input_sets=len(sets))
             else:
@@ -45,15 +46,14 @@ class TimedPhase:
                 # return torch's answer in exactly those
                 timing = time_interpreter(lambda: watched(calls.call), prepare=calls.prepare)
         except BaseException as e:  # noqa: BLE001
-            raise self._failure(e, req["candidate"], "while timing: ") from None
+            raise self._failure(e, req.candidate, "while timing: ") from None
         phases["timer"] = time.perf_counter() - clock  # of "timing": the rest is the rechecks
         timing_launches = self.recorder.total
         judged = calls.finish()
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         timed_outputs = self._dump(as_outputs(calls.out), scratch, "timed_out")
-        inputs_after = [{"seed": s, "perturbed": calls.perturbed[k],
-                         "inputs": self._inputs_after(inp, scratch, f"timed_in{k}")}
+        inputs_after = [(s, calls.perturbed[k], self._inputs_after(inp, scratch, f"timed_in{k}"))
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
         self._settle_inputs()  # before the calls below change the sets' values again
         graph_replay = None
@@ -61,44 +61,38 @@ class TimedPhase:
             # the replayed calls ran without new values between them: once more on new values
             # in the same tensors, and the judge checks that answer (a kernel that skipped its
             # work on replays would still hold the old one)
-            seed = graph_check_seed(req["recheck_seed"])
+            seed = graph_check_seed(req.recheck_seed)
             for values in sets:
                 self._refill(values, task, shapes[0], seed)
             if self.timer is not None and self.timer.replay_timed_graph():
-                graph_replay = {"seed": seed,
-                                "outputs": self._dump(as_outputs(calls.out), scratch, "graph_out")}
+                graph_replay = Checked(seed, tuple(self._dump(as_outputs(calls.out), scratch,
+                                                              "graph_out")))
         inputs = sets[calls.last]
         calls.out = None
         fresh_check = self._fresh_vs_same(model, calls, task, shapes[0], req)
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
-        self._refill(inputs, task, shapes[0], req["recheck_seed"])
+        self._refill(inputs, task, shapes[0], req.recheck_seed)
         # no poisoning here: the recheck must look exactly like a timed call (a candidate
         # that probes torch.empty for 0xFF could otherwise tell it apart and stop caching)
         recheck_policy = OpPolicy(allow)
         recheck_outs, steady_launches = self._guarded_call(model, inputs, recheck_policy,
-                                                           req["candidate"])
+                                                           req.candidate)
         recheck = self._dump(recheck_outs, scratch, "recheck_out")
         del recheck_outs
         verify_policy = OpPolicy(allow, poison=True)
-        _, vouts, _ = run(0, req["verify_seed"], verify_policy)
-        return {
-            **timing.as_dict(),
-            "seed": calls.saw[0],
-            "perturbed": calls.saw[1],
-            "calls": calls.calls,
-            "launches": timing_launches,
-            "launches_per_call": steady_launches,
-            "watched_policy": {**watched_ops, **recheck_policy.violations,
-                               **verify_policy.violations},
-            "recheck": {"seed": req["recheck_seed"], "outputs": recheck},
-            "graph_replay": graph_replay,
-            "fresh_check": fresh_check.as_dict(),
-            "outputs": timed_outputs,
-            **judged,
-            "inputs_after": inputs_after,
-            "verify": {"seed": req["verify_seed"], "outputs": self._dump(vouts, scratch, "verify_out")},
-        }
+        _, vouts, _ = run(0, req.verify_seed, verify_policy)
+        return TimingReport(
+            **timing.as_dict(), seed=calls.saw[0], perturbed=calls.saw[1], calls=calls.calls,
+            launches=timing_launches, launches_per_call=steady_launches,
+            watched_policy={**watched_ops, **recheck_policy.violations,
+                            **verify_policy.violations},
+            recheck=Checked(req.recheck_seed, tuple(recheck)), graph_replay=graph_replay,
+            fresh_check=fresh_check, outputs=tuple(timed_outputs),
+            earlier_outputs=judged.earlier_outputs, audited=judged.audited,
+            weights_changed=judged.weights_changed,
+            inputs_after=tuple(SetAfter(s, n, tuple(inputs)) for s, n, inputs in inputs_after),
+            verify=Checked(req.verify_seed, tuple(self._dump(vouts, scratch, "verify_out"))))
 
     def _fresh_vs_same(self, model, calls: TimedCalls, task, shape, req) -> Any:
         """Calls on new values vs calls on the same values written again, and on those with
@@ -108,7 +102,7 @@ class TimedPhase:
         from evotui.eval.wall_timing import wall_fresh_vs_same
 
         def fresh_seed(i: int) -> int:
-            return ((req["recheck_seed"] ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
+            return ((req.recheck_seed ^ 0x5DEECE66D) + 1 + i) % 2**63  # unlike any other set
 
         rounds = ValueRounds(model, calls, lambda values, seed: self._refill(values, task, shape, seed),
                              fresh_seed)
@@ -129,4 +123,4 @@ class TimedPhase:
                 check = check.merged(measure(check.rounds))
             return check
         except BaseException as e:  # noqa: BLE001
-            raise self._failure(e, req["candidate"], "on new input values: ") from None
+            raise self._failure(e, req.candidate, "on new input values: ") from None

@@ -9,6 +9,8 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from evotui.eval.json_fields import Fields, is_number
+
 GRAPH_THRESHOLD_MS = 0.020
 # Before each timed call the GPU is kept busy (after the L2 flush), so that the host has
 # enqueued the call before the GPU reaches it: otherwise a call whose Python overhead exceeds
@@ -41,6 +43,20 @@ class Timing:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @staticmethod
+    def read(f: Fields) -> dict[str, Any]:
+        """Its fields, read from a message (a report's timing holds them among others)."""
+        return {"median_ms": f.number("median_ms"), "spread_pct": f.number("spread_pct"),
+                "samples": f.integer("samples"), "method": f.text("method"),
+                "synced_ms": f.number("synced_ms", None),
+                "synced_tail_ms": f.number("synced_tail_ms", None),
+                "set_medians_ms": tuple(float(x) for x in f.seq("set_medians_ms", is_number,
+                                                                "numbers"))}
+
+    @staticmethod
+    def from_json(value: Any, what: str = "the timing") -> Timing:
+        return Timing(**Timing.read(Fields(value, what)))
 
 
 # What the value-cache guard writes into the inputs before each of its calls (a round is one
@@ -82,6 +98,12 @@ class FreshCheck:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @staticmethod
+    def from_json(value: Any, what: str = "the value-cache check") -> FreshCheck:
+        f = Fields(value, what)
+        return FreshCheck(f.number("fresh_ms"), f.number("same_ms"), f.integer("rounds"),
+                          f.number("patch_ms", None))
 
 
 @dataclass(frozen=True)

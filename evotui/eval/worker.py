@@ -13,9 +13,13 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evotui.eval.messages import ABReport, Report, Request
 
 
 def _warm_imports(device: str) -> None:
@@ -78,61 +82,62 @@ class CandidateHost:
             self.held.close()
             self.held = None
 
-    def run(self, op: str, req: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def run(self, op: str, req: Request, timeout_s: float) -> Report | ABReport:
         import evotui.eval.outbox as outbox
         from evotui.core import reasons
         from evotui.eval.candidate_runner import CandidateFailure, CandidateRunner
         from evotui.eval.memory_plan import handover_limit
+        from evotui.eval.messages import ABReport, Report
         from evotui.eval.sandbox import confinement_for, run_isolated
 
         self.release()
-
-        if req.get("sandbox", True) and not self.isolation.complete:
-            return {"ok": False, "reason": reasons.SANDBOX_UNAVAILABLE,
-                    "message": f"candidates cannot be confined here: {self.isolation.missing()} "
-                               "(`evotui doctor` explains; --no-sandbox evaluates without it)"}
-        confinement = confinement_for(req, self.device, timeout_s) if req.get("sandbox", True) \
-            else None
+        kind = Report if op == "evaluate" else ABReport
+        if req.sandbox and not self.isolation.complete:
+            return kind.failed(reasons.SANDBOX_UNAVAILABLE,
+                               f"candidates cannot be confined here: {self.isolation.missing()} "
+                               "(`evotui doctor` explains; --no-sandbox evaluates without it)")
+        confinement = confinement_for(req, self.device, timeout_s) if req.sandbox else None
 
         def prepare() -> Any:
             if confinement is not None:
                 from evotui.eval.compiler_cache import seed_cache
 
                 seed_cache(self.trusted_cache, confinement.environment()["TRITON_CACHE_DIR"])
-            return CandidateRunner.load_tasks(req)
+            return CandidateRunner.load_tasks(req.task, req.task_sha256)
 
         def body(tasks: Any) -> dict[str, Any]:
             started = time.monotonic()  # the same clock in every process
             try:
                 runner = CandidateRunner(self.device, tasks)
             except CandidateFailure as f:
-                return {"ok": False, "reason": f.reason, "message": f.message}
-            answer = runner.evaluate(req) if op == "evaluate" else runner.compare(req)
-            if isinstance(answer.get("phases"), dict):
-                answer["phases"]["start"] = started - forked
-                answer["phases"]["runner"] = time.monotonic() - started
-            return answer
+                return kind.failed(f.reason, f.message).to_json()
+            if op != "evaluate":
+                return runner.compare(req).to_json()
+            report = runner.evaluate(req)
+            if report.ok:
+                report = replace(report, phases={**report.phases, "start": started - forked,
+                                                 "runner": time.monotonic() - started})
+            return report.to_json()
 
         forked = time.monotonic()
         outcome = run_isolated(prepare, body, confinement, timeout_s,
-                               blob_limit_bytes=int(req.get("handover_limit_bytes")
-                                                    or handover_limit(1)),
-                               gate=self._gate if req.get("gate") else None)
+                               blob_limit_bytes=req.handover_limit_bytes or handover_limit(1),
+                               gate=self._gate if req.gate else None)
         self.held = outcome.blobs
         if outcome.timed_out:
-            return {"ok": False, "reason": reasons.TIMEOUT,
-                    "message": f"no result within {timeout_s:.0f} s; its processes were killed"}
+            return kind.failed(reasons.TIMEOUT,
+                               f"no result within {timeout_s:.0f} s; its processes were killed")
         if outcome.answer is None:
-            return {"ok": False, "reason": reasons.CRASHED,
-                    "message": outcome.error or _describe_status(outcome.exit_status)}
+            return kind.failed(reasons.CRASHED,
+                               outcome.error or _describe_status(outcome.exit_status))
         held = outcome.blobs
         if held is not None and held.error:
-            return {"ok": False, "reason": reasons.TAMPERED, "message": held.error}
+            return kind.failed(reasons.TAMPERED, held.error)
         # set here, whatever the answer said: where the judge finds the bytes
-        return {**outcome.answer, "gated": bool(held and held.gated),
-                "blobs": [outbox.path_of(fd) if fd >= 0 else None
-                          for fd in (held.fds if held is not None else [])],
-                "digest_key": held.key if held is not None else None}
+        return kind.parse(outcome.answer).handed_over(
+            bool(held and held.gated),
+            [outbox.path_of(fd) if fd >= 0 else None for fd in (held.fds if held is not None else [])],
+            held.key if held is not None else None)
 
 
 def _describe_status(code: int | None) -> str:
@@ -148,6 +153,28 @@ def _describe_status(code: int | None) -> str:
     return f"the candidate's process exited with status {code} before answering"
 
 
+def _answer(server: Any, role: str, op: Any, msg: dict[str, Any]) -> dict[str, Any]:
+    from evotui.eval.messages import ABReport, Report, Request, failure_reply
+
+    if op == "ping":
+        return {"ok": True}
+    if op == "release" and role == "candidate":
+        server.release()
+        return {"ok": True}
+    if op in ("evaluate", "compare") and role == "candidate":
+        return server.run(op, Request.from_json(msg.get("request")),
+                          float(msg.get("timeout_s", 120.0))).to_json()
+    if op == "check_ab" and role == "judge":
+        return server.check_ab(Request.from_json(msg.get("request")),
+                               ABReport.from_json(msg.get("report"))).to_json()
+    if op == "judge" and role == "judge":
+        return server.judge(Request.from_json(msg.get("request")),
+                            Report.from_json(msg.get("report"))).to_json()
+    if op == "facts" and role == "judge":
+        return {"ok": True, "facts": server.device_facts() if server.timer else None}
+    return failure_reply("harness_error", f"unknown op {op!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="evotui-worker")
     parser.add_argument("--role", choices=("candidate", "judge"), required=True)
@@ -159,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if root not in sys.path:
         sys.path.insert(0, root)
     import evotui.eval.protocol as protocol
+    from evotui.eval.messages import failure_reply
 
     conn = Connection(args.fd)
     server: Any
@@ -188,24 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if op == "shutdown":
                 break
-            if op == "ping":
-                reply = {"ok": True}
-            elif op == "release" and args.role == "candidate":
-                server.release()
-                reply = {"ok": True}
-            elif op in ("evaluate", "compare") and args.role == "candidate":
-                reply = server.run(op, msg["request"], float(msg.get("timeout_s", 120.0)))
-            elif op == "check_ab" and args.role == "judge":
-                reply = server.check_ab(msg["request"], msg["report"])
-            elif op == "judge" and args.role == "judge":
-                reply = server.judge(msg["request"], msg["report"])
-            elif op == "facts" and args.role == "judge":
-                reply = {"ok": True, "facts": server.device_facts() if server.timer else None}
-            else:
-                reply = {"ok": False, "reason": "harness_error", "message": f"unknown op {op!r}"}
+            reply = _answer(server, args.role, op, msg)
         except Exception as e:  # noqa: BLE001
-            reply = {"ok": False, "accepted": False, "reason": "harness_error",
-                     "message": f"{type(e).__name__}: {e}",
+            reply = {**failure_reply("harness_error", f"{type(e).__name__}: {e}"),
                      "traceback": traceback.format_exc()[-4000:]}
         sys.stdout.flush()
         protocol.send(conn, reply)

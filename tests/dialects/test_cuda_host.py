@@ -108,23 +108,22 @@ def test_guard_bands_surround_each_buffer_and_the_judge_finds_a_write_past_the_e
     assert y.data_ptr() % 256 == bands[0][1].data_ptr() % 256  # alignment kept
 
     def report(bands):
-        return {"seed": 1234, "guards": [
-            {"label": label, **dump_tensor(band.clone(), tmp_path / f"g{k}.bin")}
-            for k, (label, band) in enumerate(bands)]}
+        return [{"label": label, **dump_tensor(band.clone(), tmp_path / f"g{k}.bin")}
+                for k, (label, band) in enumerate(bands)]
 
     judge = Judge("cpu")
-    judge._check_guards(report(bands), 1, "trial 1")  # untouched: fine
+    judge._check_guards(1234, report(bands), 1, "trial 1")  # untouched: fine
     assert not _bands_damaged(bands, 1234)
     # a kernel's stray store of 4 bytes just past the end of y
     ctypes.memmove(y.data_ptr() + y.numel() * y.element_size(), b"\x00\x00\x80\x3f", 4)
     # the worker then skips timing (an exact-size buffer would take the stray store next)
     assert _bands_damaged(bands, 1234)
     with pytest.raises(Reject) as e:
-        judge._check_guards(report(bands), 1, "trial 1")
+        judge._check_guards(1234, report(bands), 1, "trial 1")
     assert e.value.reason == reasons.OUT_OF_BOUNDS
     assert "bytes after `y`" in e.value.message and "+0" in e.value.message
     with pytest.raises(Reject) as e:
-        judge._check_guards({"seed": 1234, "guards": []}, 1, "trial 1")
+        judge._check_guards(1234, [], 1, "trial 1")
     assert e.value.reason == reasons.TAMPERED
 
 

@@ -12,6 +12,7 @@ import pytest
 from evotui.eval import EvalRequest, EvaluatorPool
 from evotui.eval.lanes import Gate as _Gate
 from evotui.eval.lanes import Lane
+from evotui.eval.messages import Report
 from evotui.task.model import resolve_task
 from tests.conftest import SAMPLES
 
@@ -99,8 +100,8 @@ def test_a_report_timed_without_the_gate_is_not_believed():
     gate = _Gate(lane)
     with gate:
         pass  # the candidate never asked
-    assert gate.checked({"ok": True})["reason"] == "timer_tampered"
+    assert gate.checked(Report(ok=True)).reason == "timer_tampered"
     gate = _Gate(lane)
     with gate:
         gate.acquire()
-    assert gate.checked({"ok": True}) == {"ok": True}
+    assert gate.checked(Report(ok=True)) == Report(ok=True)

@@ -31,4 +31,4 @@ def test_every_value_of_the_next_set_changes_and_no_version_counter_moves():
     calls.call()
     calls.prepare()  # the next set, and the released output is judged (CPU: every call)
     assert calls.perturbed == [1, 1, 0] and len(calls.earlier) == 1
-    assert calls.earlier[0]["seed"] == seeds[0] and calls.earlier[0]["perturbed"] == 1
+    assert calls.earlier[0].seed == seeds[0] and calls.earlier[0].perturbed == 1

@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import evotui.eval.sandbox.landlock as landlock
 import evotui.eval.sandbox.namespaces as namespaces
 import evotui.eval.sandbox.seccomp as seccomp
 from evotui.eval.sandbox.isolated import Outcome, confine, run_isolated
 from evotui.eval.sandbox.policy import Confinement, default_limits, scrubbed_environment
+
+if TYPE_CHECKING:
+    from evotui.eval.messages import Request
 
 __all__ = ["Confinement", "Isolation", "Outcome", "confine", "confinement_for", "probe",
            "run_isolated", "scrubbed_environment"]
@@ -99,8 +102,7 @@ def probe(gpu: str | None = None) -> Isolation:
     return Isolation(problems, abi)
 
 
-def confinement_for(req: dict[str, Any], device: str, timeout_s: float) -> Confinement:
+def confinement_for(req: Request, device: str, timeout_s: float) -> Confinement:
     gpu = None if device == "cpu" else (os.environ.get("CUDA_VISIBLE_DEVICES") or "0")
-    return Confinement(scratch=req["scratch"], gpu=gpu,
-                       protected=tuple(req.get("protected") or ()),
+    return Confinement(scratch=req.scratch, gpu=gpu, protected=req.protected,
                        limits=default_limits(timeout_s, gpu is not None))
