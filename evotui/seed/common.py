@@ -382,24 +382,3 @@ def product_with_epilogue(graph: Graph, kind: str, what: str) -> ProductWithEpil
             raise NotDerivable(f"an epilogue operand that does not broadcast to {what}")
     return ProductWithEpilogue(core, out, chains[0], epilogue, exts)
 
-
-@dataclass(frozen=True)
-class DotPrecision:
-    """How a product family's ``tl.dot`` treats fp32 operands: IEEE products by default
-    (plain ``tl.dot`` uses TF32 on NVIDIA GPUs, outside a 1e-4 tolerance), and a ``TF32X3``
-    knob for the search: three TF32 products, about fp32's accuracy on the tensor cores. Text
-    for the kernel's parameters, its ``tl.dot`` call and its launch; empty for other dtypes."""
-
-    param: str = ""
-    dot: str = ""
-    launch: str = ""
-    tunables: tuple[Tunable, ...] = ()
-
-    @classmethod
-    def of(cls, dtype: Any) -> DotPrecision:
-        import torch
-
-        if dtype != torch.float32:
-            return cls()
-        return cls(", PRECISION: tl.constexpr", ", input_precision=PRECISION",
-                   ', PRECISION="tf32x3" if TF32X3 else "ieee"', (Tunable("TF32X3", 0, [0, 1]),))

@@ -5,7 +5,7 @@ accumulator. Rows are output positions (batch × space), columns a group's outpu
 channels, and the reduction runs over the group's input channels × the kernel's taps,
 gathered from the input with masks (no im2col buffer). A transposed convolution gathers
 too: an output position takes the input positions that land on it. fp32 operands use
-IEEE products, or three TF32 ones where the search sets TF32X3 (``common.DotPrecision``)."""
+IEEE products, or three TF32 ones where the search sets TF32X3 (``precision.DotPrecision``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any
 
 import evotui.seed.codegen as codegen
 from evotui.seed.common import (
-    DotPrecision,
     Operands,
     Parts,
     Tunable,
@@ -24,6 +23,7 @@ from evotui.seed.common import (
     template,
 )
 from evotui.seed.graph import Graph, Node, NotDerivable
+from evotui.seed.precision import DotPrecision
 
 TUNABLES = [Tunable("BLOCK_M", 64, [16, 32, 64, 128]),
             Tunable("BLOCK_N", 32, [16, 32, 64, 128]),

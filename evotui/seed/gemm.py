@@ -1,13 +1,12 @@
 """The matrix-product family: one (batched) matrix product of inputs or parameters (any
 strides: transposes are views), then any element-wise epilogue (bias, scale, activation,
 residual) fused on the fp32 accumulator. Tiled with grouped program order; fp32 operands
-use IEEE products, or three TF32 ones where the search sets TF32X3 (``common.DotPrecision``)."""
+use IEEE products, or three TF32 ones where the search sets TF32X3 (``precision.DotPrecision``)."""
 
 from __future__ import annotations
 
 import evotui.seed.codegen as codegen
 from evotui.seed.common import (
-    DotPrecision,
     Operands,
     Parts,
     Tunable,
@@ -17,6 +16,7 @@ from evotui.seed.common import (
     template,
 )
 from evotui.seed.graph import Graph, Node, NotDerivable
+from evotui.seed.precision import DotPrecision
 
 TUNABLES = [Tunable("BLOCK_M", 64, [16, 32, 64, 128, 256]),
             Tunable("BLOCK_N", 64, [16, 32, 64, 128, 256]),
