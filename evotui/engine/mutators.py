@@ -99,6 +99,9 @@ class Mutation:
     # the advice this child owes something to: None = all that was shown (a prompt); a
     # tuple = only these (the parameter mutator says which advice it followed, if any)
     advice_ids: tuple[str, ...] | None = None
+    # ``tunables.config_key(source)`` when known: computed once per child, then carried
+    # (the parameter mutator has it from its search; the engine fills it in otherwise)
+    key: str = ""
 
     @property
     def ok(self) -> bool:
@@ -182,7 +185,7 @@ class ParamMutatorAdapter:
                             failure=f"no untried setting of {request.parent.id}'s tunables",
                             advice_ids=())
         return Mutation(m.source, "param", mode="param", description=m.description,
-                        advice_ids=())
+                        advice_ids=(), key=m.key)
 
     def _follow(self, request: MutationRequest) -> Mutation | None:
         from evotui.memory.suggest import tunable_hints
@@ -193,7 +196,7 @@ class ParamMutatorAdapter:
             if m is not None:
                 aid = str(item.get("id") if isinstance(item, dict) else getattr(item, "id", "?"))
                 return Mutation(m.source, "param", mode="param", advice_ids=(aid,),
-                                description=f"{m.description} (advice {aid})")
+                                description=f"{m.description} (advice {aid})", key=m.key)
         return None
 
     def state(self) -> dict[str, Any]:

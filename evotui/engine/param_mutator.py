@@ -21,6 +21,7 @@ class ParamMutation:
     source: str  # the child's full source
     changes: dict[str, tuple[int, int]]  # name -> (old, new), in source order
     description: str  # "BLOCK_SIZE 1024→4096, NUM_WARPS 4→8"
+    key: str  # the child's ``config_key``, carried so that nobody computes it again
 
 
 def describe(changes: dict[str, tuple[int, int]]) -> str:
@@ -98,7 +99,7 @@ class ParamMutator:
             child = parsed.with_values(values)
             key = config_key(child)
             if key not in avoid:
-                return self._result(parsed, child, values)
+                return self._result(parsed, child, values, key)
             avoid.add(key)
 
         # Random proposals keep hitting tried configs: enumerate the rest when there are few.
@@ -118,8 +119,9 @@ class ParamMutator:
         )
         for values in ranked:
             child = parsed.with_values(values)
-            if config_key(child) not in avoid:
-                return self._result(parsed, child, values)
+            key = config_key(child)
+            if key not in avoid:
+                return self._result(parsed, child, values, key)
         return None
 
     def follow(self, source: str, hints: Sequence[TunableHint],
@@ -146,9 +148,10 @@ class ParamMutator:
         if not values:
             return None
         child = parsed.with_values(values)
-        if config_key(child) in (set(tried or ()) | {config_key(source)}):
+        key = config_key(child)
+        if key in (set(tried or ()) | {config_key(source)}):
             return None
-        return self._result(parsed, child, values)
+        return self._result(parsed, child, values, key)
 
     def _move(self, t: Tunable, rng: random.Random) -> int:
         near = neighbours(t)
@@ -164,6 +167,8 @@ class ParamMutator:
                     yield {t.name: v for t, v in zip(group, combo, strict=True)}
 
     @staticmethod
-    def _result(parsed: TunableSource, child: str, values: dict[str, int]) -> ParamMutation:
+    def _result(parsed: TunableSource, child: str, values: dict[str, int],
+                key: str) -> ParamMutation:
         changes = {t.name: (t.value, values[t.name]) for t in parsed.tunables if t.name in values}
-        return ParamMutation(source=child, changes=changes, description=describe(changes))
+        return ParamMutation(source=child, changes=changes, description=describe(changes),
+                             key=key)
