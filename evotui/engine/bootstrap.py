@@ -120,8 +120,10 @@ class SeedWriter:
         return None
 
     async def _ask(self, writer: LLMMutator, cid: str) -> Mutation:
-        last_source = (self.attempts[-1].source or "") if self.attempts else ""
-        advice = await self._advice.retrieve(cid, Candidate(id=cid, source=last_source), False)
+        pop = self.state.population  # the last attempt's program, when it was evaluated
+        last = self.attempts[-1].id if self.attempts else None
+        shown = pop.get(last) if last in pop else Candidate(id=cid, source="")
+        advice = await self._advice.retrieve(cid, shown, False)
         steer = self.steering.steer([f"{a.id}: {a.reason}" for a in self.attempts])
         ctx = SeedContext(self.task.source, self.task.facts, list(self.attempts), advice.block,
                           self.state.take_hints(), steer)
