@@ -179,7 +179,8 @@ class ParamMutatorAdapter:
             followed = self._follow(request)
             if followed is not None:
                 return followed
-        m = self.inner.mutate(request.parent.source, request.rng, set(request.tried))
+        parent = request.parent
+        m = self.inner.mutate(parent.source, request.rng, set(request.tried), parent.config_key)
         if m is None:
             return Mutation(None, "param", mode="param", failure_kind=EXHAUSTED,
                             failure=f"no untried setting of {request.parent.id}'s tunables",
@@ -192,7 +193,8 @@ class ParamMutatorAdapter:
 
         for item in request.advice:
             hints = tunable_hints(item)
-            m = self.inner.follow(request.parent.source, hints, set(request.tried)) if hints else None
+            m = self.inner.follow(request.parent.source, hints, set(request.tried),
+                                  request.parent.config_key) if hints else None
             if m is not None:
                 aid = str(item.get("id") if isinstance(item, dict) else getattr(item, "id", "?"))
                 return Mutation(m.source, "param", mode="param", advice_ids=(aid,),

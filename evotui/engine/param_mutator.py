@@ -80,9 +80,10 @@ class ParamMutator:
         self.exhaustive_limit = exhaustive_limit
 
     def mutate(
-        self, source: str, rng: random.Random, tried: set[str] | None = None
+        self, source: str, rng: random.Random, tried: set[str] | None = None, key: str = ""
     ) -> ParamMutation | None:
-        """A child differing in 1..max_changes tunables, or None when no untried one is found."""
+        """A child differing in 1..max_changes tunables, or None when no untried one is found.
+        ``key``: the parent's ``config_key`` when the caller has it."""
         try:
             parsed = TunableSource(source)
         except SyntaxError:
@@ -90,7 +91,7 @@ class ParamMutator:
         movable = [t for t in parsed.tunables if len(t.choices) > 1 or t.value not in t.choices]
         if not movable:
             return None
-        avoid = set(tried or ()) | {config_key(source)}
+        avoid = set(tried or ()) | {key or config_key(source)}
 
         for _ in range(self.max_attempts):
             k = rng.randint(1, min(self.max_changes, len(movable)))
@@ -125,7 +126,7 @@ class ParamMutator:
         return None
 
     def follow(self, source: str, hints: Sequence[TunableHint],
-               tried: set[str] | None = None) -> ParamMutation | None:
+               tried: set[str] | None = None, key: str = "") -> ParamMutation | None:
         """The child that makes the suggested moves on this program's tunables, or None when
         none applies (no such tunable, already there or past it) or it was tried already.
 
@@ -148,10 +149,10 @@ class ParamMutator:
         if not values:
             return None
         child = parsed.with_values(values)
-        key = config_key(child)
-        if key in (set(tried or ()) | {config_key(source)}):
+        child_key = config_key(child)
+        if child_key in (set(tried or ()) | {key or config_key(source)}):
             return None
-        return self._result(parsed, child, values, key)
+        return self._result(parsed, child, values, child_key)
 
     def _move(self, t: Tunable, rng: random.Random) -> int:
         near = neighbours(t)

@@ -140,3 +140,23 @@ def test_each_child_config_key_is_computed_once(softmax_task, monkeypatch):
     assert len(children) == 6
     assert all(computed[c.source] == 1 for c in children), computed
     assert all(c.config_key in engine.state.tried for c in engine.population.candidates())
+
+
+def test_a_parameter_child_carries_the_key_its_search_computed(softmax_task, monkeypatch):
+    from evotui.engine.mutators import ParamMutatorAdapter
+
+    computed: Counter[str] = Counter()
+
+    def counting(source: str) -> str:
+        computed[source] += 1
+        return config_key(source)
+
+    monkeypatch.setattr(population_module, "config_key", counting)
+    monkeypatch.setattr(proposing_module, "config_key", counting)
+    engine = Engine(softmax_task, FakeEvaluator(), ParamMutatorAdapter(),
+                    EngineConfig(iterations=4, n_islands=2), seed_source=SOFTMAX_SEED)
+    asyncio.run(engine.run())
+    children = engine.state.children()
+    assert len(children) == 4
+    assert not any(computed[c.source] for c in children), computed  # none again
+    assert all(c.config_key == config_key(c.source) for c in children)
