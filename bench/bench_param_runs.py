@@ -54,7 +54,8 @@ async def one(name: str, pool: EvaluatorPool, out: Path, iterations: int, cap_s:
     def show(ev: Event) -> None:
         if isinstance(ev, CandidateEvaluated):
             what = "accepted" if ev.accepted else f"rejected {ev.reason}: {ev.message[:120]}"
-            speed = f" {ev.time_ms * 1000:.1f} us x{fmt(ev.speedup_eager)}" if ev.time_ms else ""
+            m = ev.metrics
+            speed = f" {m.time_ms * 1000:.1f} us x{fmt(m.speedup_eager)}" if m.time_ms else ""
             print(f"  {name} {ev.id} {what}{speed}{' *' if ev.new_best else ''}", flush=True)
 
     engine.subscribe(show)

@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from evotui.core.metrics import Metrics
 from evotui.engine.events import (
     CandidateEvaluated,
     CandidateProposed,
@@ -108,10 +109,7 @@ class ProgressDisplay:
         if isinstance(ev, GenerationDone):
             self.generation, self.evaluated, self.epm = ev.generation, ev.evaluated, ev.evals_per_minute
             if ev.best_id is not None:
-                self.best = f"{ev.best_id} " + self._speed(CandidateEvaluated(
-                    ev.best_id, True, "accepted", "", time_ms=ev.best_time_ms,
-                    speedup_eager=ev.best_speedup_eager, speedup_compile=ev.best_speedup_compile,
-                    roofline_pct=ev.best_roofline_pct, interpreter=self.interpreter))
+                self.best = f"{ev.best_id} " + _speed(ev.best, self.interpreter)
             tokens = f"{ev.prompt_tokens / 1000:.1f}k+{ev.completion_tokens / 1000:.1f}k tokens"
             if ev.llm_calls:
                 self.llm = f"LLM {ev.llm_calls} calls ({ev.llm_failures} failed), {tokens}"
@@ -139,28 +137,31 @@ class ProgressDisplay:
         elif prop is not None:
             how = f" {prop.mutator} {_clip(prop.description, 48)}"
         if ev.accepted:
-            verdict = f"accepted, {self._speed(ev)}"
+            verdict = f"accepted, {_speed(ev.metrics)}"
         else:
             verdict = f"rejected {ev.reason}: {_clip(ev.message, 80)}"
         star = " ★ new best" if ev.new_best else ""
         if ev.new_best:
-            self.best = f"{ev.id} {self._speed(ev)}"
+            self.best = f"{ev.id} {_speed(ev.metrics)}"
         style = "green" if star else ("" if ev.accepted else "red")
         return Text(f"{what}{how}: {verdict}{star}", style=style)
 
-    def _speed(self, ev: CandidateEvaluated) -> str:
-        if ev.time_ms is None:
-            return "(not timed)"
-        if ev.interpreter:
-            return f"{ev.time_ms:.1f} ms interpreter wall time"
-        parts = [f"{ev.time_ms * 1000:.1f} µs"]
-        if ev.speedup_eager is not None:
-            parts.append(f"{ev.speedup_eager:.2f}× eager")
-        if ev.speedup_compile is not None:
-            parts.append(f"{ev.speedup_compile:.2f}× compile")
-        if ev.roofline_pct is not None:
-            parts.append(f"{ev.roofline_pct:.0f} % roofline")
-        return ", ".join(parts)
+
+def _speed(m: Metrics, interpreter: bool = False) -> str:
+    """A candidate's figures in one line; ``interpreter``: the run's, when the record's own
+    flag is not known."""
+    if m.time_ms is None:
+        return "(not timed)"
+    if m.interpreter or interpreter:
+        return f"{m.time_ms:.1f} ms interpreter wall time"
+    parts = [f"{m.time_ms * 1000:.1f} µs"]
+    if m.speedup_eager is not None:
+        parts.append(f"{m.speedup_eager:.2f}× eager")
+    if m.speedup_compile is not None:
+        parts.append(f"{m.speedup_compile:.2f}× compile")
+    if m.roofline_pct is not None:
+        parts.append(f"{m.roofline_pct:.0f} % roofline")
+    return ", ".join(parts)
 
 
 def _install_signals(loop: asyncio.AbstractEventLoop, stop: Any) -> list[int]:

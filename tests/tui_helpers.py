@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from evotui.core.metrics import Metrics
 from evotui.engine.events import (
     AdviceRetrieved,
     CandidateEvaluated,
@@ -80,10 +81,11 @@ def fixed_events(gpu: bool = True) -> list[Event]:
                                 mutator="seed", model=None, description="seed", diff="", t=t))
     base = 0.281 if gpu else 24.0
     ev.append(CandidateEvaluated(id="c0001", accepted=True, reason="accepted", message="ok",
-                                 time_ms=base, spread_pct=0.3,
-                                 speedup_eager=1.0 if gpu else None,
-                                 speedup_compile=0.54 if gpu else None,
-                                 roofline_pct=45.0 if gpu else None, interpreter=not gpu,
+                                 metrics=Metrics(
+                                     time_ms=base, spread_pct=0.3,
+                                     speedup_eager=1.0 if gpu else None,
+                                     speedup_compile=0.54 if gpu else None,
+                                     roofline_pct=45.0 if gpu else None, interpreter=not gpu),
                                  new_best=True, t=t))
     plan = [("c0005", 4, 0.82, True), ("c0006", 2, None, False), ("c0007", 16, 1.05, False),
             ("c0008", 4, 0.64, True), ("c0009", 1, 1.3, False)]
@@ -101,21 +103,23 @@ def fixed_events(gpu: bool = True) -> list[Event]:
         if ratio is None:
             ev.append(CandidateEvaluated(id=cid, accepted=False, reason="mismatch",
                                          message="output differs from the reference at 12 "
-                                         "of 4096 elements", interpreter=not gpu, t=t))
+                                         "of 4096 elements",
+                                         metrics=Metrics(interpreter=not gpu), t=t))
             continue
         time_ms = base * ratio
         ev.append(CandidateEvaluated(
-            id=cid, accepted=True, reason="accepted", message="ok", time_ms=time_ms,
-            spread_pct=0.4, speedup_eager=base / time_ms if gpu else None,
-            speedup_compile=0.152 / time_ms if gpu else None,
-            roofline_pct=45.0 * base / time_ms if gpu else None, interpreter=not gpu,
+            id=cid, accepted=True, reason="accepted", message="ok", metrics=Metrics(
+                time_ms=time_ms, spread_pct=0.4, speedup_eager=base / time_ms if gpu else None,
+                speedup_compile=0.152 / time_ms if gpu else None,
+                roofline_pct=45.0 * base / time_ms if gpu else None, interpreter=not gpu),
             new_best=best, improved=best, parent_id=parent, t=t))
         if best:
             parent, parent_src = cid, src
     ev.append(GenerationDone(generation=2, evaluated=5, accepted=4, rejected=1,
-                             best_id="c0008", best_time_ms=base * 0.64,
-                             best_speedup_eager=1 / 0.64, best_speedup_compile=0.152 / 0.18,
-                             best_roofline_pct=70.0, evals_per_minute=12.0, llm_calls=5,
+                             best_id="c0008", best=Metrics(
+                                 time_ms=base * 0.64, speedup_eager=1 / 0.64,
+                                 speedup_compile=0.152 / 0.18, roofline_pct=70.0),
+                             evals_per_minute=12.0, llm_calls=5,
                              llm_failures=0, prompt_tokens=5000, completion_tokens=400, t=t))
     ev.append(Status("hint added for the next mutations: try BLOCK 1024", t=t))
     return ev
@@ -162,11 +166,12 @@ def messy_events(gpu: bool = True) -> list[Event]:
     def verdict(cid: str, ratio: float, parent: str | None, best: bool) -> CandidateEvaluated:
         time_ms = base * ratio
         return CandidateEvaluated(
-            id=cid, accepted=True, reason="accepted", message="ok", time_ms=time_ms,
-            spread_pct=0.4, speedup_eager=base / time_ms if gpu else None,
-            speedup_compile=0.152 / time_ms if gpu else None,
-            roofline_pct=45.0 * base / time_ms if gpu else None, interpreter=not gpu,
-            wall_s=2.4, new_best=best, improved=best, parent_id=parent, t=t)
+            id=cid, accepted=True, reason="accepted", message="ok", metrics=Metrics(
+                time_ms=time_ms, spread_pct=0.4, speedup_eager=base / time_ms if gpu else None,
+                speedup_compile=0.152 / time_ms if gpu else None,
+                roofline_pct=45.0 * base / time_ms if gpu else None, interpreter=not gpu,
+                wall_s=2.4),
+            new_best=best, improved=best, parent_id=parent, t=t)
 
     ev.append(verdict("c0001", 1.0, None, True))
     sources = {"c0001": SOFTMAX_SEED}
@@ -191,14 +196,16 @@ def messy_events(gpu: bool = True) -> list[Event]:
         if outcome is None:
             ev.append(CandidateEvaluated(id=cid, accepted=False, reason="mismatch",
                                          message="output differs from the reference at 12 "
-                                         "of 4096 elements", interpreter=not gpu,
+                                         "of 4096 elements",
+                                         metrics=Metrics(interpreter=not gpu),
                                          parent_id=parent, t=t))
         elif outcome != "evaluating":
             ev.append(verdict(cid, float(outcome), parent, best))
     ev.append(GenerationDone(generation=2, evaluated=6, accepted=4, rejected=1,
-                             best_id="c0009", best_time_ms=base * 0.64,
-                             best_speedup_eager=1 / 0.64, best_speedup_compile=0.152 / 0.18,
-                             best_roofline_pct=70.0, evals_per_minute=6.0, llm_calls=12,
+                             best_id="c0009", best=Metrics(
+                                 time_ms=base * 0.64, speedup_eager=1 / 0.64,
+                                 speedup_compile=0.152 / 0.18, roofline_pct=70.0),
+                             evals_per_minute=6.0, llm_calls=12,
                              llm_failures=6, prompt_tokens=12000, completion_tokens=900, t=t))
     ev.append(Status("migration: c0009→island 1", t=t))
     return ev
@@ -260,7 +267,7 @@ class FakeController:
         self._callbacks.append(fn)
 
     def candidate(self, cid: str) -> CandidateInfo | None:
-        return CandidateInfo(cid, SOFTMAX_SEED, "accepted", metrics={})
+        return CandidateInfo(cid, SOFTMAX_SEED, "accepted")
 
     def export_best(self) -> tuple[str, Path]:
         if self._run_dir is None:

@@ -101,12 +101,13 @@ def record_of(engine: Engine, arm: str, seed: int) -> RunRecord:
     state = engine.state
     pop = state.population
     seed_c = pop.get(state.seed_id) if state.seed_id and state.seed_id in pop else None
-    best = seed_c.time_ms if seed_c is not None and seed_c.status == "accepted" else None
+    best = seed_c.metrics.time_ms if seed_c is not None and seed_c.status == "accepted" else None
     best_c = seed_c if best is not None else None
     curve: list[float | None] = [best]
     for c in state.children():
-        if c.status == "accepted" and c.time_ms and (best is None or c.time_ms < best):
-            best, best_c = c.time_ms, c
+        time_ms = c.metrics.time_ms
+        if c.status == "accepted" and time_ms and (best is None or time_ms < best):
+            best, best_c = time_ms, c
         curve.append(best)
     report = engine.report()
     adv = engine.advice_report or {}
@@ -115,7 +116,7 @@ def record_of(engine: Engine, arm: str, seed: int) -> RunRecord:
         run_dir=str(engine.run_dir.path) if engine.run_dir else "", outcome=str(state.outcome),
         evaluated=state.evaluated, iterations=engine.config.iterations,
         seed_time_ms=curve[0], best_time_ms=best,
-        best_speedup_eager=best_c.speedup_eager if best_c is not None else None, curve=curve,
+        best_speedup_eager=best_c.metrics.speedup_eager if best_c is not None else None, curve=curve,
         llm_calls=int(report["llm"]["calls"]),
         children_with_advice=int(report["advice"]["children_with_advice"]),
         improved_with_advice=int(report["advice"]["improved_with_advice"]),

@@ -55,7 +55,7 @@ async def distill_run_dir(run_dir: Path, *, model: str | None = None, host: str 
     report_file = run_dir / "report.json"
     report = json.loads(report_file.read_text()) if report_file.is_file() else {}
     interpreter = bool(report["interpreter"]) if "interpreter" in report else any(
-        c.extra.get("interpreter") for c in state.population.candidates())
+        c.metrics.interpreter for c in state.population.candidates())
     gpu = report.get("gpu") or {}
     facts = dist.RunFacts(run=str(run_dir.resolve()), gpu=gpu.get("name"), arch=gpu.get("arch"),
                           interpreter=interpreter)

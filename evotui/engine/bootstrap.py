@@ -13,6 +13,7 @@ being written, so the TUI and the headless output show generation 0 being writte
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from evotui.engine import events as ev
@@ -99,8 +100,10 @@ class SeedWriter:
                 self._failed(cid, n, f"unusable answer ({mutation.failure_kind})",
                              mutation.failure or "", None, mutation.failure_kind)
                 continue
-            earlier = next((a for a in self.attempts if a.source is not None
-                            and config_key(a.source) == config_key(mutation.source)), None)
+            mutation = replace(mutation, key=config_key(mutation.source))
+            pop = state.population  # an attempt with a program is an evaluated candidate
+            earlier = next((a for a in self.attempts if a.id in pop
+                            and pop.get(a.id).config_key == mutation.key), None)
             if earlier is not None:
                 self._failed(cid, n, "the same program again",
                              f"this is the program of {earlier.id}, which failed: "
@@ -117,8 +120,10 @@ class SeedWriter:
         return None
 
     async def _ask(self, writer: LLMMutator, cid: str) -> Mutation:
-        last_source = (self.attempts[-1].source or "") if self.attempts else ""
-        advice = await self._advice.retrieve(cid, Candidate(id=cid, source=last_source), False)
+        pop = self.state.population  # the last attempt's program, when it was evaluated
+        last = self.attempts[-1].id if self.attempts else None
+        shown = pop.get(last) if last in pop else Candidate(id=cid, source="")
+        advice = await self._advice.retrieve(cid, shown, False)
         steer = self.steering.steer([f"{a.id}: {a.reason}" for a in self.attempts])
         ctx = SeedContext(self.task.source, self.task.facts, list(self.attempts), advice.block,
                           self.state.take_hints(), steer)
@@ -137,7 +142,7 @@ class SeedWriter:
         description = f"{what}: {mutation.description}" if mutation.description else what
         seed = Candidate(id=cid, source=mutation.source, mutator="seed", model=writer.model,
                          description=description, extra={"mode": "full", "written_by": "model",
-                                "attempt": n})
+                                "attempt": n}, config_key=mutation.key)
         self._emit(ev.CandidateProposed(id=cid, parent_id=None, island=0, generation=0,
                                         mutator="seed", model=writer.model,
                                         description=description, diff=""))

@@ -101,17 +101,18 @@ def _origin(state: RunState, c: Candidate) -> Candidate:
 
 def _metrics(parent: Candidate, child: Candidate, interpreter: bool) -> dict[str, Any]:
     def t(x: Candidate) -> str:
-        if x.time_ms is None:
+        time_ms = x.metrics.time_ms
+        if time_ms is None:
             return "—"
-        return f"{x.time_ms:.2f} ms interpreter wall time" if interpreter \
-            else f"{x.time_ms * 1000:.2f} µs"
+        return f"{time_ms:.2f} ms interpreter wall time" if interpreter \
+            else f"{time_ms * 1000:.2f} µs"
 
     out: dict[str, Any] = {"parent time": t(parent), "child time": t(child)}
     for key, label in (("speedup_eager", "child speedup vs eager"),
                        ("speedup_compile", "child speedup vs torch.compile"),
                        ("roofline_pct", "child % of roofline")):
-        if getattr(child, key) is not None:
-            out[label] = round(getattr(child, key), 3)
+        if getattr(child.metrics, key) is not None:
+            out[label] = round(getattr(child.metrics, key), 3)
     return out
 
 
@@ -124,10 +125,10 @@ def successful_mutations(state: RunState, task: TaskInfo, facts: RunFacts,
         if c.status != "accepted" or not c.parent_id or c.parent_id not in pop:
             continue
         parent = pop.get(c.parent_id)
-        if parent.status != "accepted" or not parent.time_ms or not c.time_ms:
+        if parent.status != "accepted" or not parent.metrics.time_ms or not c.metrics.time_ms:
             continue
-        gain = parent.time_ms / c.time_ms - 1.0
-        if gain <= min_gain or not state.beats(c, parent):
+        gain = parent.metrics.time_ms / c.metrics.time_ms - 1.0
+        if gain <= min_gain or not state.beats(c.metrics, parent.metrics):
             continue
         pid = _origin(state, parent).id
         changes = tunable_diff(parent.source, c.source)

@@ -75,10 +75,10 @@ class EvalStep:
 
     def _slow_cutoff_ms(self, c: Candidate) -> float | None:
         best, factor = self.state.best, self.config.slow_cutoff_factor
-        if (c.mutator == "seed" or best is None or not best.time_ms or not factor
-                or best.extra.get("interpreter")):
+        if (c.mutator == "seed" or best is None or not best.metrics.time_ms or not factor
+                or best.metrics.interpreter):
             return None
-        return factor * best.time_ms
+        return factor * best.metrics.time_ms
 
     async def _sanitized(self, c: Candidate, r: EvalResult) -> EvalResult:
         """compute-sanitizer on each would-be new best, where the evaluator offers it (CUDA C
@@ -86,11 +86,8 @@ class EvalStep:
         best = self.state.best
         if not r.accepted:
             return r
-        if best is not None:
-            probe = Candidate(id=c.id, source=c.source, time_ms=r.time_ms,
-                              extra={"spread_pct": r.spread_pct})
-            if not self.state.beats(probe, best):
-                return r
+        if best is not None and not self.state.beats(r.metrics, best.metrics):
+            return r
         try:
             report = await self.evaluator.asanitize(self.task, c.source)
         except Exception as e:  # the tool failing is not the candidate's fault

@@ -13,16 +13,25 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
+from evotui.core.metrics import Metrics
+
 LEVELS = ("info", "warning", "error")
 
 
 @dataclass(frozen=True)
 class Event:
     kind: ClassVar[str] = "event"
+    # fields holding a ``Metrics`` record, each written flat under its key prefix
+    # ("time_ms", "best_time_ms", ...): the JSON keeps the keys it always had
+    flat_metrics: ClassVar[tuple[tuple[str, str], ...]] = ()
     t: float = field(default_factory=time.time, kw_only=True)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+        d = {"kind": self.kind, **asdict(self)}
+        for name, prefix in self.flat_metrics:
+            del d[name]
+            d.update(getattr(self, name).to_dict(prefix))
+        return d
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), default=_jsonable, separators=(",", ":"))
@@ -71,17 +80,12 @@ class CandidateProposed(Event):
 @dataclass(frozen=True)
 class CandidateEvaluated(Event):
     kind: ClassVar[str] = "candidate_evaluated"
+    flat_metrics: ClassVar[tuple[tuple[str, str], ...]] = (("metrics", ""),)
     id: str
     accepted: bool
     reason: str  # a stable code from evotui.core.reasons
     message: str
-    time_ms: float | None = None
-    spread_pct: float | None = None
-    speedup_eager: float | None = None
-    speedup_compile: float | None = None
-    roofline_pct: float | None = None
-    interpreter: bool = False
-    wall_s: float = 0.0
+    metrics: Metrics = field(default_factory=Metrics)  # the verdict's figures
     parent_id: str | None = None
     new_best: bool = False  # the seed, or beat the incumbent by more than the noise margin
     improved: bool = False  # beat its parent by more than the noise margin
@@ -104,15 +108,13 @@ class LLMChunk(Event):
 @dataclass(frozen=True)
 class GenerationDone(Event):
     kind: ClassVar[str] = "generation_done"
+    flat_metrics: ClassVar[tuple[tuple[str, str], ...]] = (("best", "best_"),)
     generation: int
     evaluated: int
-    accepted: int
+    accepted: int  # children, as ``Population.counts`` tallies them
     rejected: int
     best_id: str | None
-    best_time_ms: float | None
-    best_speedup_eager: float | None
-    best_speedup_compile: float | None
-    best_roofline_pct: float | None
+    best: Metrics  # the best's figures (empty when there is none)
     evals_per_minute: float
     llm_calls: int
     llm_failures: int
@@ -149,6 +151,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES[data["kind"]]
     known = {f.name for f in fields(cls)}
     kwargs = {k: v for k, v in data.items() if k in known}
+    for name, prefix in cls.flat_metrics:
+        kwargs[name] = Metrics.from_dict(data, prefix)
     for name in ("advice_ids", "advice"):
         if name in kwargs and isinstance(kwargs[name], list):
             kwargs[name] = tuple(kwargs[name])

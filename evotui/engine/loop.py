@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evotui.core.metrics import Metrics
 from evotui.engine import distillation
 from evotui.engine import events as ev
 from evotui.engine import report as reporting
@@ -349,11 +350,8 @@ class Engine:
         """Store a verdict and announce it; returns whether the child beat its parent."""
         verdict = self.state.record(c, parent, r)
         self._emit(ev.CandidateEvaluated(
-            id=c.id, accepted=r.accepted, reason=r.reason, message=r.message, time_ms=r.time_ms,
-            spread_pct=r.spread_pct, speedup_eager=r.speedup_eager,
-            speedup_compile=r.speedup_compile, roofline_pct=r.roofline_pct,
-            interpreter=r.interpreter, wall_s=r.wall_s, parent_id=c.parent_id,
-            new_best=verdict.new_best, improved=verdict.improved))
+            id=c.id, accepted=r.accepted, reason=r.reason, message=r.message, metrics=c.metrics,
+            parent_id=c.parent_id, new_best=verdict.new_best, improved=verdict.improved))
         return verdict.improved
 
     async def _end_generation(self) -> None:
@@ -364,15 +362,11 @@ class Engine:
             self._status("migration: " + ", ".join(f"{m.copy_of}→island {m.island}"
                                                    for m in migrants))
         best, acc = self.state.best, self.mutator.account.as_dict()
-        children = self.state.children()
-        n_acc = sum(c.status == "accepted" for c in children)
+        by_status = self.state.population.counts(seeds=False)["by_status"]
         self._emit(ev.GenerationDone(
-            generation=self.state.generation, evaluated=self.state.evaluated, accepted=n_acc,
-            rejected=len(children) - n_acc, best_id=self.state.best_id,
-            best_time_ms=best.time_ms if best else None,
-            best_speedup_eager=best.speedup_eager if best else None,
-            best_speedup_compile=best.speedup_compile if best else None,
-            best_roofline_pct=best.roofline_pct if best else None,
+            generation=self.state.generation, evaluated=self.state.evaluated,
+            accepted=by_status["accepted"], rejected=by_status["rejected"],
+            best_id=self.state.best_id, best=best.metrics if best else Metrics(),
             evals_per_minute=self.evals_per_minute(), llm_calls=acc["calls"],
             llm_failures=acc["failures"], prompt_tokens=acc["prompt_tokens"],
             completion_tokens=acc["completion_tokens"]))

@@ -99,6 +99,9 @@ class Mutation:
     # the advice this child owes something to: None = all that was shown (a prompt); a
     # tuple = only these (the parameter mutator says which advice it followed, if any)
     advice_ids: tuple[str, ...] | None = None
+    # ``tunables.config_key(source)`` when known: computed once per child, then carried
+    # (the parameter mutator has it from its search; the engine fills it in otherwise)
+    key: str = ""
 
     @property
     def ok(self) -> bool:
@@ -176,24 +179,26 @@ class ParamMutatorAdapter:
             followed = self._follow(request)
             if followed is not None:
                 return followed
-        m = self.inner.mutate(request.parent.source, request.rng, set(request.tried))
+        parent = request.parent
+        m = self.inner.mutate(parent.source, request.rng, set(request.tried), parent.config_key)
         if m is None:
             return Mutation(None, "param", mode="param", failure_kind=EXHAUSTED,
                             failure=f"no untried setting of {request.parent.id}'s tunables",
                             advice_ids=())
         return Mutation(m.source, "param", mode="param", description=m.description,
-                        advice_ids=())
+                        advice_ids=(), key=m.key)
 
     def _follow(self, request: MutationRequest) -> Mutation | None:
         from evotui.memory.suggest import tunable_hints
 
         for item in request.advice:
             hints = tunable_hints(item)
-            m = self.inner.follow(request.parent.source, hints, set(request.tried)) if hints else None
+            m = self.inner.follow(request.parent.source, hints, set(request.tried),
+                                  request.parent.config_key) if hints else None
             if m is not None:
                 aid = str(item.get("id") if isinstance(item, dict) else getattr(item, "id", "?"))
                 return Mutation(m.source, "param", mode="param", advice_ids=(aid,),
-                                description=f"{m.description} (advice {aid})")
+                                description=f"{m.description} (advice {aid})", key=m.key)
         return None
 
     def state(self) -> dict[str, Any]:

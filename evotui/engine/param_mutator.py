@@ -21,6 +21,7 @@ class ParamMutation:
     source: str  # the child's full source
     changes: dict[str, tuple[int, int]]  # name -> (old, new), in source order
     description: str  # "BLOCK_SIZE 1024→4096, NUM_WARPS 4→8"
+    key: str  # the child's ``config_key``, carried so that nobody computes it again
 
 
 def describe(changes: dict[str, tuple[int, int]]) -> str:
@@ -79,9 +80,10 @@ class ParamMutator:
         self.exhaustive_limit = exhaustive_limit
 
     def mutate(
-        self, source: str, rng: random.Random, tried: set[str] | None = None
+        self, source: str, rng: random.Random, tried: set[str] | None = None, key: str = ""
     ) -> ParamMutation | None:
-        """A child differing in 1..max_changes tunables, or None when no untried one is found."""
+        """A child differing in 1..max_changes tunables, or None when no untried one is found.
+        ``key``: the parent's ``config_key`` when the caller has it."""
         try:
             parsed = TunableSource(source)
         except SyntaxError:
@@ -89,7 +91,7 @@ class ParamMutator:
         movable = [t for t in parsed.tunables if len(t.choices) > 1 or t.value not in t.choices]
         if not movable:
             return None
-        avoid = set(tried or ()) | {config_key(source)}
+        avoid = set(tried or ()) | {key or config_key(source)}
 
         for _ in range(self.max_attempts):
             k = rng.randint(1, min(self.max_changes, len(movable)))
@@ -98,7 +100,7 @@ class ParamMutator:
             child = parsed.with_values(values)
             key = config_key(child)
             if key not in avoid:
-                return self._result(parsed, child, values)
+                return self._result(parsed, child, values, key)
             avoid.add(key)
 
         # Random proposals keep hitting tried configs: enumerate the rest when there are few.
@@ -118,12 +120,13 @@ class ParamMutator:
         )
         for values in ranked:
             child = parsed.with_values(values)
-            if config_key(child) not in avoid:
-                return self._result(parsed, child, values)
+            key = config_key(child)
+            if key not in avoid:
+                return self._result(parsed, child, values, key)
         return None
 
     def follow(self, source: str, hints: Sequence[TunableHint],
-               tried: set[str] | None = None) -> ParamMutation | None:
+               tried: set[str] | None = None, key: str = "") -> ParamMutation | None:
         """The child that makes the suggested moves on this program's tunables, or None when
         none applies (no such tunable, already there or past it) or it was tried already.
 
@@ -146,9 +149,10 @@ class ParamMutator:
         if not values:
             return None
         child = parsed.with_values(values)
-        if config_key(child) in (set(tried or ()) | {config_key(source)}):
+        child_key = config_key(child)
+        if child_key in (set(tried or ()) | {key or config_key(source)}):
             return None
-        return self._result(parsed, child, values)
+        return self._result(parsed, child, values, child_key)
 
     def _move(self, t: Tunable, rng: random.Random) -> int:
         near = neighbours(t)
@@ -164,6 +168,8 @@ class ParamMutator:
                     yield {t.name: v for t, v in zip(group, combo, strict=True)}
 
     @staticmethod
-    def _result(parsed: TunableSource, child: str, values: dict[str, int]) -> ParamMutation:
+    def _result(parsed: TunableSource, child: str, values: dict[str, int],
+                key: str) -> ParamMutation:
         changes = {t.name: (t.value, values[t.name]) for t in parsed.tunables if t.name in values}
-        return ParamMutation(source=child, changes=changes, description=describe(changes))
+        return ParamMutation(source=child, changes=changes, description=describe(changes),
+                             key=key)

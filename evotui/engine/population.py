@@ -10,7 +10,8 @@ island (``Candidate.island``), so a child simply inherits ``parent.island``. Two
   islands start from the seed and evolve independently (as OpenEvolve does);
 - migration copies each island's best into the next island of the ring.
 
-Copies are not evaluations: ``counts()`` leaves them out, and so should reports.
+Copies are not evaluations: ``counts()``, which every count of verdicts (the report's,
+``GenerationDone``'s) comes from, leaves them out.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ import random
 import time
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from evotui.core.metrics import NAMES as METRIC_NAMES
+from evotui.core.metrics import Metrics
+from evotui.engine.tunables import config_key
 
 STATUSES = ("pending", "accepted", "rejected")
 
@@ -35,16 +40,20 @@ class Candidate:
     status: str = "pending"  # "pending" | "accepted" | "rejected"
     reason: str | None = None  # stable code, e.g. "mismatch", "timeout"
     message: str | None = None
-    time_ms: float | None = None
-    speedup_eager: float | None = None
-    speedup_compile: float | None = None
-    roofline_pct: float | None = None
+    metrics: Metrics = field(default_factory=Metrics)  # the verdict's figures (none pending)
     score: float | None = None  # when set, ranks instead of time (e.g. CPU interpreter runs)
     advice_ids: list[str] = field(default_factory=list)
     description: str = ""
     created: float = field(default_factory=time.time)
     copy_of: str | None = None  # set on seed copies and migrants
     extra: dict[str, Any] = field(default_factory=dict)  # JSON-serialisable engine data
+    # ``tunables.config_key(source)``: computed once, when the program is first made (a
+    # mutator that already has it passes it on), and carried from then on
+    config_key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.config_key:
+            self.config_key = config_key(self.source)
 
     @property
     def fitness(self) -> float | None:
@@ -53,24 +62,30 @@ class Candidate:
             return None
         if self.score is not None:
             return self.score
-        if self.time_ms is not None and self.time_ms > 0:
-            return 1.0 / self.time_ms
+        time_ms = self.metrics.time_ms
+        if time_ms is not None and time_ms > 0:
+            return 1.0 / time_ms
         return 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """Flat: the figures sit beside the other keys (``Metrics.to_dict``)."""
         # shallow (asdict deep-copies: 5x slower on a checkpoint of thousands); the two
         # containers are copied so a snapshot does not change under a writer thread
-        d = {f.name: getattr(self, f.name) for f in _FIELDS}
+        d = {f.name: getattr(self, f.name) for f in _FIELDS if f.name != "metrics"}
         d["advice_ids"], d["extra"] = list(self.advice_ids), dict(self.extra)
+        d.update(self.metrics.to_dict())
         return d
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Candidate:
-        """Unknown keys are ignored and missing ones take their defaults (old checkpoints)."""
-        known = {f.name for f in fields(cls)}
+        """Unknown keys are ignored and missing ones take their defaults (old checkpoints,
+        which kept some figures in ``extra``: they are read from there)."""
+        known = {f.name for f in _FIELDS} - {"metrics"}
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["advice_ids"] = list(kwargs.get("advice_ids") or [])
-        kwargs["extra"] = dict(kwargs.get("extra") or {})
+        extra = dict(kwargs.get("extra") or {})
+        kwargs["metrics"] = Metrics.from_dict({**extra, **data})
+        kwargs["extra"] = {k: v for k, v in extra.items() if k not in METRIC_NAMES}
         return cls(**kwargs)
 
 
@@ -165,18 +180,27 @@ class Population:
         ranked = sorted((c for c in pool if c.status == "accepted"), key=self._rank, reverse=True)
         return ranked[0] if ranked else None
 
-    def counts(self) -> dict[str, dict[str, int]]:
-        """``{"by_status": {...}, "by_reason": {...}}`` over evaluated candidates (no copies)."""
+    def counts(self, seeds: bool = True) -> dict[str, dict[str, Any]]:
+        """The run's one tally of verdicts, over evaluated candidates (copies are not
+        evaluations): ``{"by_status": {...}, "by_reason": {...}, "by_mutator": {mutator:
+        {"evaluated", "accepted"}}}``. ``seeds=False`` counts the children only (no seed,
+        no generation-0 attempt), as the report and ``GenerationDone`` do."""
         by_status = dict.fromkeys(STATUSES, 0)
         by_reason: dict[str, int] = {}
+        by_mutator: dict[str, dict[str, int]] = {}
         for c in self._all.values():
-            if c.copy_of is not None:
+            if c.copy_of is not None or (not seeds and c.mutator == "seed"):
                 continue
             by_status[c.status] = by_status.get(c.status, 0) + 1
             if c.status == "rejected":
                 reason = c.reason or "unknown"
                 by_reason[reason] = by_reason.get(reason, 0) + 1
-        return {"by_status": by_status, "by_reason": dict(sorted(by_reason.items()))}
+            if c.status != "pending":
+                row = by_mutator.setdefault(c.mutator, {"evaluated": 0, "accepted": 0})
+                row["evaluated"] += 1
+                row["accepted"] += c.status == "accepted"
+        return {"by_status": by_status, "by_reason": dict(sorted(by_reason.items())),
+                "by_mutator": by_mutator}
 
     # ---- selection -------------------------------------------------------------------------
 

@@ -92,20 +92,20 @@ def describe_metrics(c: Candidate) -> str:
     """One line on how fast a candidate is, honest about the CPU interpreter."""
     if c.status != "accepted":
         return f"rejected ({c.reason})"
-    if c.time_ms is None:
+    m = c.metrics
+    if m.time_ms is None:
         return "accepted (not timed)"
-    if c.extra.get("interpreter"):
-        return (f"correct; {c.time_ms:.1f} ms of wall time in Triton's CPU interpreter (not GPU "
+    if m.interpreter:
+        return (f"correct; {m.time_ms:.1f} ms of wall time in Triton's CPU interpreter (not GPU "
                 "speed: judge changes by what helps on a GPU)")
-    spread = c.extra.get("spread_pct")
-    parts = [f"median {c.time_ms * 1000:.2f} µs"
-             + (f" (spread {spread:.2f} %)" if spread is not None else "")]
-    if c.speedup_eager is not None:
-        parts.append(f"{c.speedup_eager:.2f}× eager PyTorch")
-    if c.speedup_compile is not None:
-        parts.append(f"{c.speedup_compile:.2f}× torch.compile")
-    if c.roofline_pct is not None:
-        parts.append(f"{c.roofline_pct:.0f} % of the roofline")
+    parts = [f"median {m.time_ms * 1000:.2f} µs"
+             + (f" (spread {m.spread_pct:.2f} %)" if m.spread_pct is not None else "")]
+    if m.speedup_eager is not None:
+        parts.append(f"{m.speedup_eager:.2f}× eager PyTorch")
+    if m.speedup_compile is not None:
+        parts.append(f"{m.speedup_compile:.2f}× torch.compile")
+    if m.roofline_pct is not None:
+        parts.append(f"{m.roofline_pct:.0f} % of the roofline")
     return "correct; " + ", ".join(parts)
 
 

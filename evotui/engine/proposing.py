@@ -6,6 +6,7 @@ streak of failed mutations that ends a run.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from evotui.engine import events as ev
@@ -94,8 +95,14 @@ class Proposer:
                              parent.extra.get("last_failure"), task.facts, steer)
 
     def reject_duplicate(self, mutation: Mutation) -> Mutation:
-        """``mutation``, or a failed one when its program was already evaluated or is in flight."""
-        if mutation.source is None or config_key(mutation.source) not in self.state.tried:
+        """``mutation`` with its program's config key (computed here unless the mutator
+        carried it), or a failed one when that program was already evaluated or is in
+        flight."""
+        if mutation.source is None:
+            return mutation
+        if not mutation.key:
+            mutation = replace(mutation, key=config_key(mutation.source))
+        if mutation.key not in self.state.tried:
             return mutation
         self.mutator.account.fail(DUPLICATE)
         return Mutation(None, mutation.mutator, mutation.model, mutation.mode,
@@ -138,12 +145,14 @@ class Proposer:
         self._failures_in_a_row = 0
         self.steering.succeeded()
         self._steered_at = 0
-        self.state.tried.add(config_key(m.source))
         shown = ([a["id"] for a in advice_views] if m.advice_ids is None
                  else list(m.advice_ids))
-        return Candidate(id=cid, source=m.source, parent_id=parent.id, island=parent.island,
-                         generation=self.state.generation, mutator=m.mutator, model=m.model,
-                         advice_ids=shown, description=m.description, extra={"mode": m.mode})
+        child = Candidate(id=cid, source=m.source, parent_id=parent.id, island=parent.island,
+                          generation=self.state.generation, mutator=m.mutator, model=m.model,
+                          advice_ids=shown, description=m.description, extra={"mode": m.mode},
+                          config_key=m.key)
+        self.state.tried.add(child.config_key)
+        return child
 
 
 def base_temperature(mutator: Any) -> float:

@@ -7,7 +7,6 @@ but are never called speedups (``speedup_*`` stay null there).
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +52,7 @@ def _population(of: Population | HasPopulation) -> Population:
 
 
 def _metrics(c: Candidate | None, parent_id: str | None = None) -> dict[str, Any] | None:
+    """A candidate for ``report.json``: who it is, then its figures, flat."""
     if c is None:
         return None
     return {
@@ -61,13 +61,7 @@ def _metrics(c: Candidate | None, parent_id: str | None = None) -> dict[str, Any
         "mutator": c.mutator,
         "model": c.model,
         "description": c.description,
-        "time_ms": c.time_ms,
-        "spread_pct": c.extra.get("spread_pct"),
-        "speedup_eager": c.speedup_eager,
-        "speedup_compile": c.speedup_compile,
-        "roofline_pct": c.roofline_pct,
-        "copy_pct": c.extra.get("copy_pct"),
-        "interpreter": bool(c.extra.get("interpreter")),
+        **c.metrics.to_dict(),
     }
 
 
@@ -97,20 +91,15 @@ def origin_id(of: Population | HasPopulation, cid: str | None) -> str | None:
 def build_report(state: RunState, run: RunFigures) -> dict[str, Any]:
     pop = state.population
     done = state.children()
-    accepted = [c for c in done if c.status == "accepted"]
-    by_reason = Counter(c.reason or "unknown" for c in done if c.status == "rejected")
-    by_mutator: dict[str, dict[str, int]] = {}
-    for c in done:
-        row = by_mutator.setdefault(c.mutator, {"evaluated": 0, "accepted": 0})
-        row["evaluated"] += 1
-        row["accepted"] += c.status == "accepted"
+    counts = pop.counts(seeds=False)
     seed = pop.get(state.seed_id) if state.seed_id and state.seed_id in pop else None
     best = state.best
     best_dict = _metrics(best, origin_id(pop, best.parent_id) if best else None)
     interpreter = run.interpreter
     if best_dict is not None:
-        ratio = (seed.time_ms / best.time_ms if seed is not None and best is not None
-                 and seed.time_ms and best.time_ms else None)
+        seed_ms = seed.metrics.time_ms if seed is not None else None
+        best_ms = best.metrics.time_ms if best is not None else None
+        ratio = seed_ms / best_ms if seed_ms and best_ms else None
         best_dict["speedup_vs_seed"] = None if interpreter or ratio is None else round(ratio, 4)
         best_dict["lineage"] = [x.id for x in lineage(pop, best)] if best else []
     with_advice = [c for c in done if c.advice_ids]
@@ -131,10 +120,10 @@ def build_report(state: RunState, run: RunFigures) -> dict[str, Any]:
         "iterations": run.config.iterations,
         "evaluated": state.evaluated,
         "generations": state.generation,
-        "accepted": len(accepted),
-        "rejected": len(done) - len(accepted),
-        "rejected_by_reason": dict(sorted(by_reason.items())),
-        "by_mutator": by_mutator,
+        "accepted": counts["by_status"]["accepted"],
+        "rejected": counts["by_status"]["rejected"],
+        "rejected_by_reason": counts["by_reason"],
+        "by_mutator": counts["by_mutator"],
         "seed": _metrics(seed),
         "seed_origin": run.seed_origin,
         "best": best_dict,

@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from evotui.core import reasons
+from evotui.core.metrics import Metrics
 from evotui.engine.population import Candidate, Population
-from evotui.engine.tunables import config_key
 from evotui.eval.results import EvalResult
 
 
@@ -105,12 +105,12 @@ class RunState:
         return [c for c in self.population.candidates()
                 if c.copy_of is None and c.mutator != "seed" and c.status != "pending"]
 
-    def beats(self, new: Candidate, old: Candidate) -> bool:
+    def beats(self, new: Metrics, old: Metrics) -> bool:
         """Faster than ``old`` by more than max(min_gain, spread_factor × larger spread).
         A coarse timing (a few samples of a clear loser) never beats anything."""
-        if new.time_ms is None or old.time_ms is None or new.extra.get("timing_method") == "coarse":
+        if new.time_ms is None or old.time_ms is None or new.timing_method == "coarse":
             return False
-        spread = max(new.extra.get("spread_pct") or 0.0, old.extra.get("spread_pct") or 0.0)
+        spread = max(new.spread_pct or 0.0, old.spread_pct or 0.0)
         margin = max(self.config.min_gain, self.config.spread_factor * spread / 100)
         return new.time_ms < old.time_ms * (1 - margin)
 
@@ -118,25 +118,21 @@ class RunState:
         """Store a verdict on ``c`` (the seed when ``parent`` is None)."""
         c.status = "accepted" if r.accepted else "rejected"
         c.reason, c.message = r.reason, r.message
-        c.time_ms, c.speedup_eager, c.speedup_compile = r.time_ms, r.speedup_eager, r.speedup_compile
-        c.roofline_pct = r.roofline_pct
-        c.extra.update(spread_pct=r.spread_pct, interpreter=r.interpreter,
-                       wall_s=round(r.wall_s, 3), timing_method=r.timing_method,
-                       copy_pct=r.copy_pct)
+        c.metrics = r.metrics
         self.population.add(c)
-        self.tried.add(config_key(c.source))
+        self.tried.add(c.config_key)
         self.eval_seconds += r.wall_s
         improved = False
         if parent is not None:
             self.evaluated += 1
             if r.accepted:
                 parent.extra.pop("last_failure", None)
-                improved = self.beats(c, parent)
+                improved = self.beats(c.metrics, parent.metrics)
             elif r.reason != reasons.HARNESS_ERROR:  # the next prompt learns from it
                 parent.extra["last_failure"] = {"id": c.id, "reason": r.reason, "message": r.message}
             c.extra["improved"] = improved
         best = self.best
-        new_best = r.accepted and (best is None or self.beats(c, best))
+        new_best = r.accepted and (best is None or self.beats(c.metrics, best.metrics))
         if new_best:
             self.best_id = c.id
         return Verdict(improved, new_best)
@@ -196,7 +192,7 @@ class RunState:
             seed_id=data.get("seed_id"),
             best_id=data.get("best_id"),
             hints=[list(h) for h in data.get("hints", [])],
-            tried={config_key(c.source) for c in population.candidates()},
+            tried={c.config_key for c in population.candidates()},
             eval_seconds=float(data.get("eval_seconds", 0.0)),
             elapsed_before=float(data.get("elapsed_s", 0.0)),
         )

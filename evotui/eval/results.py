@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evotui.core import reasons
+from evotui.core.metrics import Metrics, launch_pairs
 from evotui.task.model import TaskRef
 
 if TYPE_CHECKING:
@@ -90,6 +91,17 @@ class EvalResult:
     @staticmethod
     def rejected(reason: str, message: str, **kw: Any) -> EvalResult:
         return EvalResult(accepted=False, reason=reason, message=message, **kw)
+
+    @property
+    def metrics(self) -> Metrics:
+        """The measured figures as one record: what the engine, its events, the report and
+        the TUI hold of this verdict."""
+        return Metrics(
+            time_ms=self.time_ms, spread_pct=self.spread_pct, timing_method=self.timing_method,
+            speedup_eager=self.speedup_eager, speedup_compile=self.speedup_compile,
+            roofline_pct=self.roofline_pct, copy_pct=self.copy_pct,
+            max_abs_err=self.max_abs_err, launches=launch_pairs(self.launches),
+            interpreter=self.interpreter, wall_s=self.wall_s)
 
 
 @dataclass(frozen=True)

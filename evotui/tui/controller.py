@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from evotui.core.metrics import Metrics
 from evotui.engine.events import Command
 
 if TYPE_CHECKING:
@@ -35,15 +36,16 @@ class CandidateInfo:
     parent_id: str | None = None
     reason: str | None = None
     message: str | None = None
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: Metrics = field(default_factory=Metrics)  # the population's record, as it is
     lineage: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "metrics": self.metrics.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CandidateInfo:
-        return cls(**{**data, "lineage": tuple(data.get("lineage") or ())})
+        return cls(**{**data, "metrics": Metrics.from_dict(data.get("metrics") or {}),
+                      "lineage": tuple(data.get("lineage") or ())})
 
 
 class Controller(Protocol):
@@ -87,17 +89,8 @@ def candidate_info(engine: Engine, cid: str) -> CandidateInfo | None:
     if cid not in pop:
         return None
     c = pop.get(cid)
-    metrics = {
-        "time_ms": c.time_ms, "spread_pct": c.extra.get("spread_pct"),
-        "speedup_eager": c.speedup_eager, "speedup_compile": c.speedup_compile,
-        "roofline_pct": c.roofline_pct, "copy_pct": c.extra.get("copy_pct"),
-        "interpreter": c.extra.get("interpreter"),
-        "timing_method": c.extra.get("timing_method"), "wall_s": c.extra.get("wall_s"),
-        "island": c.island, "generation": c.generation, "mutator": c.mutator,
-        "model": c.model, "description": c.description, "advice_ids": list(c.advice_ids),
-    }
-    return CandidateInfo(c.id, c.source, c.status, c.parent_id, c.reason, c.message, metrics,
-                         tuple(x.id for x in lineage(engine, c)))
+    return CandidateInfo(c.id, c.source, c.status, c.parent_id, c.reason, c.message,
+                         c.metrics, tuple(x.id for x in lineage(engine, c)))
 
 
 def best_program(engine: Engine) -> tuple[str, str]:

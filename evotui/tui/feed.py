@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from evotui.core.metrics import Metrics
 from evotui.engine.events import (
     AdviceRetrieved,
     CandidateEvaluated,
@@ -181,7 +182,7 @@ class EventFeed:
             id=ev.id, order=len(self._rows), island=ev.island, parent=origin,
             generation=ev.generation, mutator=ev.mutator, model=ev.model,
             description=ev.description, diff=ev.diff, advice_ids=tuple(ev.advice_ids),
-            interpreter=self._status.interpreter,
+            metrics=Metrics(interpreter=self._status.interpreter),
             parent_copy=ev.parent_id if ev.parent_id and ev.parent_id != origin else None)
         self._changed[ev.id] = None
         s = self._status
@@ -193,10 +194,8 @@ class EventFeed:
         old = self._rows.get(ev.id)
         row = old or CandidateRow(id=ev.id, order=len(self._rows), parent=ev.parent_id)
         row = replace(row, status="accepted" if ev.accepted else "rejected", reason=ev.reason,
-                      message=ev.message, time_ms=ev.time_ms, spread_pct=ev.spread_pct,
-                      speedup_eager=ev.speedup_eager, speedup_compile=ev.speedup_compile,
-                      roofline_pct=ev.roofline_pct, interpreter=ev.interpreter,
-                      new_best=ev.new_best, improved=ev.improved, wall_s=ev.wall_s)
+                      message=ev.message, metrics=ev.metrics, new_best=ev.new_best,
+                      improved=ev.improved)
         self._rows[ev.id] = row
         self._changed[ev.id] = None
         self._end_stream(ev.id)
@@ -205,8 +204,7 @@ class EventFeed:
         if old is not None and old.status == "evaluating":
             counts["in_flight"] = max(0, s.in_flight - 1)
         if row.mutator != "seed":
-            counts.update(evaluated=s.evaluated + 1, accepted=s.accepted + ev.accepted,
-                          rejected=s.rejected + (not ev.accepted))
+            counts.update(evaluated=s.evaluated + 1, **self._verdicts())
         if row.mutator == "seed" and s.message.startswith(SEED_MESSAGE):
             counts["message"] = ""
         row = self._against_best(row)
@@ -215,6 +213,12 @@ class EventFeed:
         self._rows[ev.id] = row
         self._status = replace(s, **counts)
         self._add_point(row)
+
+    def _verdicts(self) -> dict[str, int]:
+        """The children accepted and rejected, counted from the rows (never kept beside
+        them); the seed and generation-0 attempts are not children."""
+        statuses = [r.status for r in self._rows.values() if r.mutator != "seed"]
+        return {"accepted": statuses.count("accepted"), "rejected": statuses.count("rejected")}
 
     def _against_best(self, row: CandidateRow) -> CandidateRow:
         """Mark the one current best (the former one loses its mark), or how much faster a
@@ -226,28 +230,29 @@ class EventFeed:
                 self._changed[best.id] = None
             self._best_id = row.id
             return replace(row, is_best=True, within_noise_pct=None)
-        if (row.status == "accepted" and best is not None and best.time_ms and row.time_ms
-                and row.time_ms < best.time_ms):
-            spread = max(row.spread_pct or 0.0, best.spread_pct or 0.0)
+        new, old = row.metrics, best.metrics if best is not None else None
+        if (row.status == "accepted" and old is not None and old.time_ms and new.time_ms
+                and new.time_ms < old.time_ms):
+            spread = max(new.spread_pct or 0.0, old.spread_pct or 0.0)
             margin = max(MIN_GAIN, SPREAD_FACTOR * spread / 100) * 100
             return replace(row, within_noise_pct=round(margin, 2))
         return row
 
     def _add_point(self, row: CandidateRow) -> None:
+        m = row.metrics
         if self._metric is None and row.status == "accepted":
-            self._metric = ("speedup" if row.speedup_eager is not None and not row.interpreter
+            self._metric = ("speedup" if m.speedup_eager is not None and not m.interpreter
                             else "time")
         metric = self._metric or "time"
         y = None
         if row.status == "accepted":
-            y = row.speedup_eager if metric == "speedup" else row.time_ms
+            y = m.speedup_eager if metric == "speedup" else m.time_ms
         x = len(self._points)
         self._points.append((x, y))
         if row.new_best and y is not None:
             self._best_line.append((x, y))
-        if metric == "speedup" and row.speedup_eager and row.speedup_compile:
-            self._refs = {"eager": 1.0,
-                          "torch.compile": row.speedup_eager / row.speedup_compile}
+        if metric == "speedup" and m.speedup_eager and m.speedup_compile:
+            self._refs = {"eager": 1.0, "torch.compile": m.speedup_eager / m.speedup_compile}
         self._fitness_dirty = True
 
     # ---- the LLM stream: one candidate at a time ----------------------------------------------

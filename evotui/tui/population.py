@@ -35,22 +35,22 @@ def cells(row: CandidateRow) -> tuple[tuple[Cell, ...], tuple[Any, ...]]:
     status_style = ("red" if rejected else "bold green" if row.new_best
                     else "green" if row.status == "accepted" else "cyan")
     dim = "dim" if rejected else ""
-    maker = maker_cell(row)
+    maker, m = maker_cell(row), row.metrics
     texts: tuple[Cell, ...] = (
         (row.id, "bold" if row.new_best else ""),
         (str(row.island), dim),
         (row.parent or "—", dim),
         (maker, dim),
         (status_cell(row), status_style),
-        (fmt_time(row.time_ms, row.interpreter), dim),
-        (fmt_x(row.speedup_eager), dim),
-        (fmt_pct(row.roofline_pct), dim),
+        (fmt_time(m.time_ms, m.interpreter), dim),
+        (fmt_x(m.speedup_eager), dim),
+        (fmt_pct(m.roofline_pct), dim),
         (",".join(a[:4] for a in row.advice_ids) or "—", dim),
     )
     sorts = (
         row.order, row.island, row.parent or "", maker, (row.status, row.reason or ""),
-        -row.time_ms if row.time_ms is not None else _MISSING,  # descending: fastest first
-        _num(row.speedup_eager), _num(row.roofline_pct), len(row.advice_ids),
+        -m.time_ms if m.time_ms is not None else _MISSING,  # descending: fastest first
+        _num(m.speedup_eager), _num(m.roofline_pct), len(row.advice_ids),
     )
     return texts, sorts
 

@@ -7,7 +7,9 @@ live here too, so the status line, the table and the details screen say the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from evotui.core.metrics import Metrics
 
 INTERPRETER_NOTE = "CPU interpreter — times are not kernel speed"
 NO_MODEL = "param mutator (no model)"
@@ -27,18 +29,13 @@ class CandidateRow:
     status: str = "evaluating"  # "evaluating" | "accepted" | "rejected"
     reason: str | None = None
     message: str = ""
-    time_ms: float | None = None
-    spread_pct: float | None = None
-    speedup_eager: float | None = None
-    speedup_compile: float | None = None
-    roofline_pct: float | None = None
-    interpreter: bool = False
+    # the verdict's figures (before it, only ``interpreter``: the run's)
+    metrics: Metrics = field(default_factory=Metrics)
     advice_ids: tuple[str, ...] = ()
     description: str = ""
     diff: str = ""
     new_best: bool = False  # it was taken as the best when it was evaluated
     improved: bool = False
-    wall_s: float = 0.0
     is_best: bool = False  # the current best (one row at a time)
     # faster than the best of the moment but not by the noise margin: that margin, in %
     within_noise_pct: float | None = None
@@ -205,17 +202,18 @@ def failures_label(s: StatusView, limit: int = 3) -> str:
 def best_summary(row: CandidateRow | None, compact: bool = False) -> str:
     if row is None:
         return "best —"
-    if row.interpreter or row.speedup_eager is None:
-        return f"best {row.id} {fmt_time(row.time_ms, row.interpreter)}" + (
-            " (interpreter wall time)" if row.interpreter else "")
+    m = row.metrics
+    if m.interpreter or m.speedup_eager is None:
+        return f"best {row.id} {fmt_time(m.time_ms, m.interpreter)}" + (
+            " (interpreter wall time)" if m.interpreter else "")
     if compact:
-        return (f"best {row.id} {fmt_time(row.time_ms, False)} · "
-                f"{fmt_x(row.speedup_eager)} eager · {fmt_x(row.speedup_compile)} compile")
-    parts = [f"best {row.id} {fmt_time(row.time_ms, False)}",
-             f"{fmt_x(row.speedup_eager)} vs eager",
-             f"{fmt_x(row.speedup_compile)} vs torch.compile"]
-    if row.roofline_pct is not None:
-        parts.append(f"{fmt_pct(row.roofline_pct)} of roofline")
+        return (f"best {row.id} {fmt_time(m.time_ms, False)} · "
+                f"{fmt_x(m.speedup_eager)} eager · {fmt_x(m.speedup_compile)} compile")
+    parts = [f"best {row.id} {fmt_time(m.time_ms, False)}",
+             f"{fmt_x(m.speedup_eager)} vs eager",
+             f"{fmt_x(m.speedup_compile)} vs torch.compile"]
+    if m.roofline_pct is not None:
+        parts.append(f"{fmt_pct(m.roofline_pct)} of roofline")
     return " · ".join(parts)
 
 

@@ -109,7 +109,7 @@ def test_new_best_needs_to_beat_the_noise_margin(softmax):
     seed_id = engine.state.seed_id
     # 0.995: within 1 %; 0.97: a gain; 0.965 vs 0.97 with spread 1.5 %: noise; 0.90: a gain
     assert bests[0] == seed_id and len(bests) == 3
-    assert engine.best.time_ms == 0.90
+    assert engine.best.metrics.time_ms == 0.90
 
 
 def test_children_far_slower_than_the_best_are_timed_coarsely(softmax):

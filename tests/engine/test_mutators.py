@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from evotui.core.metrics import Metrics
 from evotui.dialects import get_backend
 from evotui.engine.mutators import (
     LLMMutator,
@@ -35,12 +36,10 @@ def builder() -> PromptBuilder:
 
 
 def parent(**kw) -> Candidate:
-    c = Candidate(id="c0007", source=SOFTMAX_SEED, status="accepted", time_ms=0.136,
-                  speedup_eager=2.07, speedup_compile=1.12, roofline_pct=94.0,
-                  description="NUM_WARPS 4→8", extra={"spread_pct": 0.3})
-    for k, v in kw.items():
-        setattr(c, k, v)
-    return c
+    figures = dict(time_ms=0.136, speedup_eager=2.07, speedup_compile=1.12, roofline_pct=94.0,
+                   spread_pct=0.3)
+    return Candidate(id="c0007", source=SOFTMAX_SEED, status="accepted",
+                     metrics=Metrics(**{**figures, **kw}), description="NUM_WARPS 4→8")
 
 
 def request(ctx: PromptContext, seed: int = 0) -> MutationRequest:
@@ -77,8 +76,7 @@ def test_prompt_has_dialect_task_parent_metrics_failure_inspirations_advice_hint
 
 def test_prompt_without_extras_and_on_the_interpreter(builder):
     ctx = PromptContext(TASK_SOURCE, parent(speedup_eager=None, speedup_compile=None,
-                                            roofline_pct=None, time_ms=21.0,
-                                            extra={"interpreter": True}))
+                                            roofline_pct=None, time_ms=21.0, interpreter=True))
     user = builder.user(ctx, "full")
     assert "CPU interpreter" in user and "speedup" not in user.lower().replace("faster", "")
     for absent in ("previous attempt", "Other programs", "Advice", "engineer watching"):

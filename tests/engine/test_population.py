@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from evotui.core.metrics import Metrics
 from evotui.engine.population import Candidate, Population
 
 
@@ -31,7 +32,7 @@ def make(
         source=source if source is not None else f"# program {cid}\n",
         status=status,
         reason=reason,
-        time_ms=time_ms,
+        metrics=Metrics(time_ms=time_ms),
         score=score,
     )
     pop.add(c)
@@ -41,19 +42,22 @@ def make(
 def seeded(n_islands=1, **kw):
     pop = Population(n_islands=n_islands, **kw)
     seed = Candidate(
-        id=pop.new_id(), source="# seed\n", mutator="seed", status="accepted", time_ms=10.0
+        id=pop.new_id(), source="# seed\n", mutator="seed", status="accepted",
+        metrics=Metrics(time_ms=10.0),
     )
     pop.add(seed)
     return pop, seed
 
 
 def test_fitness_prefers_score_then_speed():
-    fast = Candidate(id="a", source="", status="accepted", time_ms=1.0)
-    slow = Candidate(id="b", source="", status="accepted", time_ms=2.0)
-    scored = Candidate(id="c", source="", status="accepted", time_ms=100.0, score=5.0)
+    fast = Candidate(id="a", source="", status="accepted", metrics=Metrics(time_ms=1.0))
+    slow = Candidate(id="b", source="", status="accepted", metrics=Metrics(time_ms=2.0))
+    scored = Candidate(id="c", source="", status="accepted", metrics=Metrics(time_ms=100.0),
+                       score=5.0)
     assert fast.fitness > slow.fitness
     assert scored.fitness == 5.0
-    assert Candidate(id="d", source="", status="rejected", time_ms=0.1).fitness is None
+    assert Candidate(id="d", source="", status="rejected",
+                     metrics=Metrics(time_ms=0.1)).fitness is None
     assert Candidate(id="e", source="", status="pending").fitness is None
 
 
@@ -111,7 +115,7 @@ def test_pending_then_accepted_becomes_a_parent():
     c = make(pop, status="pending")
     with pytest.raises(LookupError):
         pop.select_parent(random.Random(0))
-    c.status, c.time_ms = "accepted", 1.0
+    c.status, c.metrics = "accepted", Metrics(time_ms=1.0)
     pop.add(c)
     assert pop.select_parent(random.Random(0)).id == c.id
     assert len(pop) == 1
@@ -166,7 +170,7 @@ def test_capacity_evicts_the_worst_but_keeps_history():
     cands = [make(pop, time_ms=float(t)) for t in (5, 3, 8, 1, 9, 2)]
     members = pop.members(0)
     assert len(members) == 4
-    assert {c.time_ms for c in members} == {1.0, 2.0, 3.0, 5.0}
+    assert {c.metrics.time_ms for c in members} == {1.0, 2.0, 3.0, 5.0}
     assert all(c.id in pop for c in cands)
     assert len(pop.elites()) <= pop.elite_size
 
@@ -196,10 +200,8 @@ def test_round_trip_preserves_everything():
             status=status,
             reason=None if status == "accepted" else "mismatch",
             message="m",
-            time_ms=1.0 + i % 7,
-            speedup_eager=1.5,
-            speedup_compile=0.9,
-            roofline_pct=42.0,
+            metrics=Metrics(time_ms=1.0 + i % 7, speedup_eager=1.5, speedup_compile=0.9,
+                            roofline_pct=42.0, launches=(("k", 1),), interpreter=True),
             advice_ids=["a1"],
             description="d",
             extra={"k": [1, 2]},

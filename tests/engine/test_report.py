@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from evotui.core.metrics import Metrics
 from evotui.engine import events as ev
 from evotui.engine.loop import Engine
 from evotui.engine.mutators import DUPLICATE, Mutation
@@ -94,11 +95,12 @@ def _crafted(softmax_task, interpreter=False):
                     EngineConfig(iterations=5), seed_source=SOFTMAX_SEED)
     pop = engine.population
     seed = Candidate(id="c0001", source=SOFTMAX_SEED, mutator="seed", status="accepted",
-                     time_ms=0.281 if not interpreter else 24.0)
+                     metrics=Metrics(time_ms=0.281 if not interpreter else 24.0))
     copy = Candidate(id="c0002", source=SOFTMAX_SEED, mutator="seed", status="accepted",
-                     island=1, parent_id="c0001", copy_of="c0001", time_ms=seed.time_ms)
+                     island=1, parent_id="c0001", copy_of="c0001", metrics=seed.metrics)
     child = Candidate(id="c0003", source=tagged(SOFTMAX_SEED, 3), parent_id="c0002", island=1,
-                      mutator="llm", status="accepted", time_ms=seed.time_ms / 1.42)
+                      mutator="llm", status="accepted",
+                      metrics=Metrics(time_ms=seed.metrics.time_ms / 1.42))
     for c in (seed, copy, child):
         pop.add(c)
     engine.state.seed_id, engine.state.best_id = "c0001", "c0003"

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from evotui.core.metrics import Metrics
 from evotui.engine.population import Candidate
 from evotui.engine.rundir import SOURCES, RunDir, RunDirError, load_checkpoint
 from evotui.engine.state import EngineConfig, RunState
@@ -15,7 +16,8 @@ def _state(n: int) -> RunState:
     st = RunState.new(EngineConfig())
     for i in range(n):
         st.population.add(Candidate(id=f"c{i:04d}", source=f"PROGRAM = {i}\n" * 50,
-                                    mutator="param", status="accepted", time_ms=1.0 + i))
+                                    mutator="param", status="accepted",
+                                    metrics=Metrics(time_ms=1.0 + i)))
     return st
 
 
@@ -24,7 +26,7 @@ def test_each_program_is_written_once_and_the_checkpoint_refers_to_it(tmp_path):
     st = _state(3)
     rd.write_checkpoint(st.to_dict(0.0))
     st.population.add(Candidate(id="c0003", source="PROGRAM = 3\n", mutator="param",
-                                status="accepted", time_ms=0.5))
+                                status="accepted", metrics=Metrics(time_ms=0.5)))
     rd.write_checkpoint(st.to_dict(0.0))
     rd.close()
     lines = [json.loads(x) for x in (tmp_path / SOURCES).read_text().splitlines()]
@@ -45,7 +47,7 @@ def test_a_crash_in_the_middle_of_an_append_loses_nothing_checkpointed(tmp_path)
     assert len(load_checkpoint(tmp_path)["population"]["candidates"]) == 2
     resumed = RunDir(tmp_path, resume=True)  # the resume appends after the last whole line
     st.population.add(Candidate(id="c0002", source="PROGRAM = 2\n", mutator="param",
-                                status="accepted", time_ms=0.2))
+                                status="accepted", metrics=Metrics(time_ms=0.2)))
     resumed.write_checkpoint(st.to_dict(0.0))
     resumed.close()
     back = {c["id"]: c["source"] for c in load_checkpoint(tmp_path)["population"]["candidates"]}
@@ -74,7 +76,7 @@ def test_programs_of_a_checkpoint_that_never_came_are_dropped_on_resume(tmp_path
     resumed = RunDir(tmp_path, resume=True)
     resumed.truncate_sources(ck["sources_offset"])
     st.population.add(Candidate(id="c0002", source="SESSION-2 PROGRAM\n", mutator="param",
-                                status="accepted", time_ms=0.2))
+                                status="accepted", metrics=Metrics(time_ms=0.2)))
     resumed.write_checkpoint({**st.to_dict(0.0), "seq": 2})
     resumed.close()
     back = {c["id"]: c["source"] for c in load_checkpoint(tmp_path)["population"]["candidates"]}

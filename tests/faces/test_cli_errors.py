@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from evotui.cli import ab as cli_ab
 from evotui.cli.main import main
+from evotui.core.metrics import Metrics
 from evotui.engine.population import Candidate
 from evotui.engine.rundir import RunDir
 from evotui.engine.state import EngineConfig, RunState
@@ -116,7 +117,8 @@ def test_empty_paths_exit_2(home, args):
 def _run_dir(path: Path) -> Path:
     state = RunState.new(EngineConfig())
     state.population.add(Candidate(id="c0001", source=(ROW_SUM / "seed.py").read_text(),
-                                   mutator="seed", status="accepted", time_ms=1.0))
+                                   mutator="seed", status="accepted",
+                                   metrics=Metrics(time_ms=1.0)))
     rd = RunDir(path)
     rd.write_checkpoint({**state.to_dict(0.0), "task": str((ROW_SUM / "task.py").resolve()),
                          "run": {"mutator": "param", "device": "cpu"}})

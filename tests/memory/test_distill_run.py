@@ -16,6 +16,7 @@ from rich.console import Console
 
 from evotui import headless
 from evotui.cli.main import main
+from evotui.core.metrics import Metrics
 from evotui.engine.loop import Engine
 from evotui.engine.mutators import ParamMutatorAdapter
 from evotui.engine.rundir import RunDir
@@ -147,13 +148,13 @@ def test_a_gain_inside_the_measured_spread_is_never_distilled(softmax_task, tmp_
                     EngineConfig(iterations=1), seed_source=SOFTMAX_SEED)
     state = engine.state
     parent = Candidate(id="c0001", source=SOFTMAX_SEED, mutator="seed", status="accepted",
-                       time_ms=0.100, extra={"spread_pct": 4.0})
+                       metrics=Metrics(time_ms=0.100, spread_pct=4.0))
     noisy = Candidate(id="c0002", source=SOFTMAX_SEED + "\n# a", parent_id="c0001",
-                      mutator="param", status="accepted", time_ms=0.100 / 1.08,
-                      extra={"spread_pct": 4.0})
+                      mutator="param", status="accepted",
+                      metrics=Metrics(time_ms=0.100 / 1.08, spread_pct=4.0))
     clear = Candidate(id="c0003", source=SOFTMAX_SEED + "\n# b", parent_id="c0001",
-                      mutator="param", status="accepted", time_ms=0.100 / 1.2,
-                      extra={"spread_pct": 4.0})
+                      mutator="param", status="accepted",
+                      metrics=Metrics(time_ms=0.100 / 1.2, spread_pct=4.0))
     for c in (parent, noisy, clear):
         state.population.add(c)
     info = dist.task_info(softmax_task, False)

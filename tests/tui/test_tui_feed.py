@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from evotui.core.metrics import Metrics
 from evotui.engine.events import (
     AdviceRetrieved,
     CandidateEvaluated,
@@ -71,7 +72,7 @@ def test_a_flood_of_events_becomes_one_frame_with_each_row_once():
         feed.on_event(CandidateProposed(id=cid, parent_id=None, island=0, generation=0,
                                         mutator="llm", model="m", description="", diff=""))
         feed.on_event(CandidateEvaluated(id=cid, accepted=True, reason="accepted", message="",
-                                         time_ms=1.0 + i, speedup_eager=1.0))
+                                         metrics=Metrics(time_ms=1.0 + i, speedup_eager=1.0)))
     frame = feed.take()
     assert len(frame.rows) == 50 and len({r.id for r in frame.rows}) == 50
     assert len(frame.fitness.points) == 2000

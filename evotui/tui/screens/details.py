@@ -21,7 +21,6 @@ def summary(row: CandidateRow | None, info: CandidateInfo | None) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim", no_wrap=True)
     table.add_column()
-    m = info.metrics if info else {}
     if row is not None:
         table.add_row("status", Text(status_cell(row), style="red" if row.status == "rejected"
                                      else "green"))
@@ -37,25 +36,26 @@ def summary(row: CandidateRow | None, info: CandidateInfo | None) -> Table:
         if row.description:
             table.add_row("change", row.description)
         table.add_row("island / generation", f"{row.island} / {row.generation}")
-        interp = row.interpreter
-        table.add_row("time", fmt_time(row.time_ms, interp)
-                      + (" (CPU interpreter wall time: not kernel speed)" if interp else "")
-                      + (f" ± {row.spread_pct:.2f} %" if row.spread_pct else ""))
-        if not interp:
-            table.add_row("speedup", f"{fmt_x(row.speedup_eager)} vs eager, "
-                          f"{fmt_x(row.speedup_compile)} vs torch.compile")
-            table.add_row("roofline", fmt_pct(row.roofline_pct))
+        r = row.metrics
+        table.add_row("time", fmt_time(r.time_ms, r.interpreter)
+                      + (" (CPU interpreter wall time: not kernel speed)" if r.interpreter else "")
+                      + (f" ± {r.spread_pct:.2f} %" if r.spread_pct else ""))
+        if not r.interpreter:
+            table.add_row("speedup", f"{fmt_x(r.speedup_eager)} vs eager, "
+                          f"{fmt_x(r.speedup_compile)} vs torch.compile")
+            table.add_row("roofline", fmt_pct(r.roofline_pct))
         if row.advice_ids:
             table.add_row("advice shown", ", ".join(row.advice_ids))
-        table.add_row("evaluation took", f"{row.wall_s:.1f} s")
+        table.add_row("evaluation took", f"{r.wall_s:.1f} s")
     if info is not None:
+        m = info.metrics
         if info.lineage:
             table.add_row("lineage", " → ".join(info.lineage))
-        if m.get("copy_pct") is not None:
-            table.add_row("same-size copy", f"{fmt_pct(m['copy_pct'])} of a plain copy of the "
+        if m.copy_pct is not None:
+            table.add_row("same-size copy", f"{fmt_pct(m.copy_pct)} of a plain copy of the "
                           "same bytes")
-        if m.get("timing_method"):
-            method = str(m["timing_method"])
+        if m.timing_method:
+            method = m.timing_method
             table.add_row("timing", method + (" (a clear loser: a few samples)"
                                               if method == "coarse" else ""))
         if info.message and (row is None or row.status != "rejected"):
