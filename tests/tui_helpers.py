@@ -25,7 +25,7 @@ from evotui.engine.events import (
     Stop,
 )
 from evotui.engine.patch import diff_text
-from evotui.tui.controller import CandidateInfo, NothingToExport
+from evotui.tui.controller import CandidateInfo, Controller, NothingToExport
 from tests.engine_helpers import SOFTMAX_SEED
 
 T0 = 1_700_000_000.0  # a fixed wall clock for deterministic views
@@ -211,7 +211,7 @@ def messy_events(gpu: bool = True) -> list[Event]:
     return ev
 
 
-class FakeController:
+class FakeController(Controller):
     """A run without an engine: commands are recorded, the advice library is a dict."""
 
     def __init__(self, run_dir: Path | None = None) -> None:
@@ -222,7 +222,6 @@ class FakeController:
         self.advice: dict[str, dict[str, Any]] = {a["id"]: dict(a) for a in ADVICE}
         self._run_dir = run_dir
         self._callbacks: list[Any] = []
-        self.error: str | None = None
 
     @property
     def running(self) -> bool:
