@@ -71,9 +71,9 @@ def task_info(task: TaskRef, interpreter: bool) -> TaskInfo:
     try:
         import torch
 
-        from evotui.task.model import load_module, make_inputs
+        from evotui.task.model import make_inputs, task_module
 
-        module = load_module(task.path, "evotui_task_shape")
+        module = task_module(task.path, task.sha256)
         timed = task.shapes("cpu" if interpreter else "cuda")[0]
         tensors = [t for t in make_inputs(module, timed, 0, device="meta")
                    if isinstance(t, torch.Tensor)]
@@ -180,6 +180,8 @@ def model_ask(llm: OllamaLLM | None) -> Ask | None:
     """``ask(prompt) -> sentence`` through a model (the run's: ``Mutator.model_side``), or
     None when there is none. After the server or model turns out to be missing, it stops
     asking (fails at once)."""
+    from evotui.llm import LLMError
+
     if llm is None:
         return None
     chat = llm.chat
@@ -190,9 +192,9 @@ def model_ask(llm: OllamaLLM | None) -> Ask | None:
             raise RuntimeError(f"the model is unavailable ({gone[0]})")
         try:
             reply = await chat([{"role": "user", "content": prompt}])
-        except Exception as e:
-            if getattr(e, "kind", None) in UNAVAILABLE:
-                gone.append(str(e.kind))  # type: ignore[attr-defined]
+        except LLMError as e:
+            if e.kind in UNAVAILABLE:
+                gone.append(e.kind)
             raise
         return str(reply.text)
 
