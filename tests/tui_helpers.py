@@ -275,12 +275,14 @@ class FakeController(Controller):
         path.write_text(SOFTMAX_SEED)
         return "c0008", path
 
-    def accept_advice(self, advice_id: str) -> Any:
+    def accept_advice(self, advice_id: str) -> dict[str, Any]:
         self.advice[advice_id]["status"] = "accepted"
+        return self.advice[advice_id]
 
-    def veto_advice(self, advice_id: str) -> Any:
+    def veto_advice(self, advice_id: str) -> dict[str, Any]:
         self.advice[advice_id]["status"] = "vetoed"
+        return self.advice[advice_id]
 
-    def author_advice(self, text: str, **fields: Any) -> Any:
+    def author_advice(self, text: str, **fields: Any) -> dict[str, Any]:
         self.advice["new00001"] = {"id": "new00001", "text": text, **fields}
-        return type("A", (), {"id": "new00001"})()
+        return self.advice["new00001"]

@@ -59,8 +59,7 @@ class AdviceKeys:
         try:
             if what == "author":
                 fields = {k: v for k, v in data.items() if k != "text"}
-                advice = c.author_advice(data["text"], **fields)
-                aid = advice.get("id") if isinstance(advice, dict) else getattr(advice, "id", "")
+                aid = c.author_advice(data["text"], **fields)["id"]
                 message = f"Advice {aid} saved to the library; it can be offered from the " \
                           "next prompt on."
             elif what == "accept":

@@ -282,21 +282,21 @@ class EngineProcess(Controller):
         return dict(self.ready.get("advice_defaults") or {})
 
     def _advice(self, fn: str, direct: Callable[[AdviceLibrary], Any], *args: Any,
-                **kwargs: Any) -> Any:
+                **kwargs: Any) -> dict[str, Any]:
         """``fn`` in the child; ``direct`` on the library itself when the child is gone."""
         try:
-            return self.call(fn, *args, **kwargs)
+            return dict(self.call(fn, *args, **kwargs))
         except ConnectionError:  # the child is gone: straight to the library
             if self._library is None:
                 self._library = library_hook()
             return advice_summary(direct(self._library))
 
-    def accept_advice(self, advice_id: str) -> Any:
+    def accept_advice(self, advice_id: str) -> dict[str, Any]:
         return self._advice("accept_advice", lambda lib: lib.accept(advice_id), advice_id)
 
-    def veto_advice(self, advice_id: str) -> Any:
+    def veto_advice(self, advice_id: str) -> dict[str, Any]:
         return self._advice("veto_advice", lambda lib: lib.veto(advice_id), advice_id)
 
-    def author_advice(self, text: str, **fields: Any) -> Any:
+    def author_advice(self, text: str, **fields: Any) -> dict[str, Any]:
         return self._advice("author_advice", lambda lib: lib.author(text, **fields), text,
                             **fields)
