@@ -34,7 +34,7 @@ from evotui.engine.events import (
     RunStarted,
     Status,
 )
-from evotui.engine.hooks import Evaluator, MemoryHook
+from evotui.engine.hooks import AdviceLibrary, Evaluator
 from evotui.engine.session import STOP_GRACE_S, RunOptions, SetupError, open_session, summary_lines
 
 _LEVEL_STYLE = {"info": "dim", "warning": "yellow", "error": "bold red"}
@@ -178,7 +178,7 @@ def _install_signals(loop: asyncio.AbstractEventLoop, stop: Any) -> list[int]:
 
 
 async def arun(options: RunOptions, *, evaluator: Evaluator | None = None,
-               memory: MemoryHook | None = None, console: Console | None = None,
+               memory: AdviceLibrary | None = None, console: Console | None = None,
                out: Any = None) -> int:
     """Run headless; returns the exit code. ``evaluator``: reuse a pool (it stays open)."""
     err = console or Console(stderr=True)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from evotui.engine.mutators import LLMAccount, Mutation, MutationRequest
+from evotui.engine.mutators import LLMAccount, Mutation, MutationRequest, Mutator
 from evotui.eval.evaluator import Evaluator
 from evotui.eval.results import EvalRequest, EvalResult
 from tests.conftest import CANDIDATES, SAMPLES
@@ -76,7 +76,7 @@ class FakeEvaluator(Evaluator):
                 self.active -= 1
 
 
-class ScriptedMutator:
+class ScriptedMutator(Mutator):
     """A mutator whose children come from ``make(parent_source, n)``: a source, or a
     ``Mutation`` (e.g. a failure)."""
 

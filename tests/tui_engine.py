@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evotui.engine.loop import Engine
-from evotui.engine.mutators import LLMAccount, Mutation, MutationRequest
+from evotui.engine.mutators import LLMAccount, Mutation, MutationRequest, Mutator
 from evotui.engine.rundir import RunDir
 from evotui.engine.session import RunOptions, Session
 from evotui.engine.state import EngineConfig
@@ -24,7 +24,7 @@ from tests.tui_helpers import set_warps
 
 
 # ---- a real engine over stand-ins ---------------------------------------------------------------
-class StreamingMutator:
+class StreamingMutator(Mutator):
     """Proposes NUM_WARPS/BLOCK variants of the parent (new every time) and streams a few
     chunks like a model would; ``delay`` seconds per proposal."""
 

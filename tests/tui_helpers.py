@@ -25,7 +25,7 @@ from evotui.engine.events import (
     Stop,
 )
 from evotui.engine.patch import diff_text
-from evotui.tui.controller import CandidateInfo, NothingToExport
+from evotui.tui.controller import CandidateInfo, Controller, NothingToExport
 from tests.engine_helpers import SOFTMAX_SEED
 
 T0 = 1_700_000_000.0  # a fixed wall clock for deterministic views
@@ -211,7 +211,7 @@ def messy_events(gpu: bool = True) -> list[Event]:
     return ev
 
 
-class FakeController:
+class FakeController(Controller):
     """A run without an engine: commands are recorded, the advice library is a dict."""
 
     def __init__(self, run_dir: Path | None = None) -> None:
@@ -222,7 +222,6 @@ class FakeController:
         self.advice: dict[str, dict[str, Any]] = {a["id"]: dict(a) for a in ADVICE}
         self._run_dir = run_dir
         self._callbacks: list[Any] = []
-        self.error: str | None = None
 
     @property
     def running(self) -> bool:
@@ -276,12 +275,14 @@ class FakeController:
         path.write_text(SOFTMAX_SEED)
         return "c0008", path
 
-    def accept_advice(self, advice_id: str) -> Any:
+    def accept_advice(self, advice_id: str) -> dict[str, Any]:
         self.advice[advice_id]["status"] = "accepted"
+        return self.advice[advice_id]
 
-    def veto_advice(self, advice_id: str) -> Any:
+    def veto_advice(self, advice_id: str) -> dict[str, Any]:
         self.advice[advice_id]["status"] = "vetoed"
+        return self.advice[advice_id]
 
-    def author_advice(self, text: str, **fields: Any) -> Any:
+    def author_advice(self, text: str, **fields: Any) -> dict[str, Any]:
         self.advice["new00001"] = {"id": "new00001", "text": text, **fields}
-        return type("A", (), {"id": "new00001"})()
+        return self.advice["new00001"]

@@ -1,4 +1,4 @@
-"""The engine's side of the optional advice library (``hooks.MemoryHook``): advice for each
+"""The engine's side of the optional advice library (``hooks.AdviceLibrary``): advice for each
 mutation, the shown/improved counters, and the human's accept/veto/author commands.
 
 The library failing never stops a run: each failure costs a warning.
@@ -11,7 +11,7 @@ from typing import Any
 
 from evotui.engine import events as ev
 from evotui.engine.context import Emit, RunTask
-from evotui.engine.hooks import MemoryHook, advice_block, advice_view, call
+from evotui.engine.hooks import AdviceLibrary, advice_block, advice_view, call
 from evotui.engine.population import Candidate
 
 AdviceCommand = ev.AcceptAdvice | ev.VetoAdvice | ev.AuthorAdvice
@@ -25,7 +25,7 @@ class Retrieved:
 
 
 class AdviceLink:
-    def __init__(self, memory: MemoryHook | None, k: int, task: RunTask, interpreter: bool,
+    def __init__(self, memory: AdviceLibrary | None, k: int, task: RunTask, interpreter: bool,
                  emit: Emit) -> None:
         self.memory = memory
         self.k = k  # advice items per mutation (0: none)
@@ -42,9 +42,7 @@ class AdviceLink:
         memory, k = self.memory, self.k
         if memory is None or k <= 0:
             return Retrieved()
-        fn = memory.retrieve
-        if param:
-            fn = getattr(memory, "retrieve_tunables", fn)
+        fn = memory.retrieve_tunables if param else memory.retrieve
         try:
             query = self.task.query()
             items = list(await call(fn, query, parent.source, k) or [])[:k]
@@ -68,19 +66,22 @@ class AdviceLink:
             self._warn(f"advice library: recording the outcome failed: {e}")
 
     async def forward(self, cmd: AdviceCommand) -> None:
-        """Pass a human's accept/veto/author command to the library, if it has that method."""
+        """Pass a human's accept/veto/author command to the library, if it takes decisions."""
         name = {"accept_advice": "accept", "veto_advice": "veto", "author_advice": "author"}[cmd.kind]
         memory = self.memory
-        fn = getattr(memory, name, None) if memory is not None else None
-        if fn is None:
-            self._warn(f"cannot {name} advice: no advice library with `{name}` is attached")
+        if memory is None or not memory.decides:
+            self._warn(f"cannot {name} advice: no advice library that takes decisions is "
+                       "attached")
             return
         try:
             if isinstance(cmd, ev.AuthorAdvice):
-                got = await call(fn, cmd.text, **cmd.fields)
-                self._emit(ev.Status(f"advice added: {getattr(got, 'id', got)}"))
+                got = await call(memory.author, cmd.text, **cmd.fields)
+                self._emit(ev.Status(f"advice added: {advice_view(got)['id']}"))
+            elif isinstance(cmd, ev.AcceptAdvice):
+                await call(memory.accept, cmd.id)
+                self._emit(ev.Status(f"advice {cmd.id} accepted"))
             else:
-                await call(fn, cmd.id)
-                self._emit(ev.Status(f"advice {cmd.id} {name}ed"))
+                await call(memory.veto, cmd.id)
+                self._emit(ev.Status(f"advice {cmd.id} vetoed"))
         except Exception as e:
             self._warn(f"advice {name} failed: {type(e).__name__}: {e}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
 
 from evotui.engine import events as ev
 from evotui.engine.advice import AdviceLink
@@ -36,16 +35,8 @@ Record = Callable[[Candidate, Candidate | None, EvalResult], bool]  # store and 
 GIVE_UP_AFTER_OUTAGES = 2  # the server or model missing this many times in a row: stop
 
 
-def model_side(mutator: Any) -> LLMMutator | None:
-    """The mutator that talks to a model, if ``mutator`` has one (a mixed mutator does)."""
-    if isinstance(mutator, LLMMutator):
-        return mutator
-    inner = getattr(mutator, "llm", None)
-    return inner if isinstance(inner, LLMMutator) else None
-
-
-def can_write_seed(mutator: Any) -> bool:
-    return model_side(mutator) is not None
+def can_write_seed(mutator: Mutator) -> bool:
+    return mutator.model_side() is not None
 
 
 class SeedWriter:
@@ -76,7 +67,7 @@ class SeedWriter:
         """Ask until a candidate is accepted (returned, recorded as the seed) or the budget
         is spent (the run is finished as failed)."""
         state = self.state
-        writer = model_side(self.mutator)
+        writer = self.mutator.model_side()
         assert writer is not None, "a run without a seed needs a model"
         budget = max(1, self.config.seed_attempts)
         outages = 0
@@ -174,4 +165,4 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-__all__ = ["SeedWriter", "can_write_seed", "model_side"]
+__all__ = ["SeedWriter", "can_write_seed"]

@@ -4,7 +4,7 @@ A child teaches something when it was accepted, beat its accepted parent by the 
 noise rule (``RunState.beats``) and is more than 5 % faster: gain = parent time / child
 time − 1. Each becomes an ``evotui.memory.distill.Mutation`` with its provenance (run
 directory, parent → child ids, model, backend, GPU name and arch, task name, kind, shape
-and dtype); the library turns it into proposed advice (``MemoryHook.learn``): a template
+and dtype); the library turns it into proposed advice (``AdviceLibrary.learn``): a template
 for tunable-only changes — also when a model made them — one sentence from the model for
 the rest, or the model's own description / the diff when no model answers.
 
@@ -28,10 +28,11 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evotui.engine.context import RunTask
-from evotui.engine.hooks import Evaluator, MemoryHook
+from evotui.engine.hooks import AdviceLibrary, Evaluator
+from evotui.engine.mutators import Mutator
 from evotui.engine.patch import diff_text
 from evotui.engine.population import Candidate
 from evotui.engine.rundir import RunDir
@@ -39,6 +40,9 @@ from evotui.engine.state import EngineConfig, RunState
 from evotui.engine.tunables import tunable_diff
 from evotui.memory.distill import MIN_GAIN, Mutation, TaskInfo, template_text
 from evotui.task.model import TaskRef
+
+if TYPE_CHECKING:
+    from evotui.llm import OllamaLLM
 
 Ask = Callable[[str], Awaitable[str]]
 UNAVAILABLE = ("server_down", "model_missing")
@@ -67,9 +71,9 @@ def task_info(task: TaskRef, interpreter: bool) -> TaskInfo:
     try:
         import torch
 
-        from evotui.task.model import load_module, make_inputs
+        from evotui.task.model import make_inputs, task_module
 
-        module = load_module(task.path, "evotui_task_shape")
+        module = task_module(task.path, task.sha256)
         timed = task.shapes("cpu" if interpreter else "cuda")[0]
         tensors = [t for t in make_inputs(module, timed, 0, device="meta")
                    if isinstance(t, torch.Tensor)]
@@ -172,18 +176,15 @@ async def confirm(mutations: list[Mutation], state: RunState, evaluator: Evaluat
     return out, stats
 
 
-def model_ask(source: Any) -> Ask | None:
-    """``ask(prompt) -> sentence`` through a model (an ``OllamaLLM``, or the run's mutator:
-    MixedMutator → LLMMutator → OllamaLLM), or None when there is none. After the server
-    or model turns out to be missing, it stops asking (fails at once)."""
-    llm = source
-    for _ in range(2):
-        if llm is None or hasattr(llm, "chat"):
-            break
-        llm = getattr(llm, "llm", None)
-    chat = getattr(llm, "chat", None)
-    if chat is None:
+def model_ask(llm: OllamaLLM | None) -> Ask | None:
+    """``ask(prompt) -> sentence`` through a model (the run's: ``Mutator.model_side``), or
+    None when there is none. After the server or model turns out to be missing, it stops
+    asking (fails at once)."""
+    from evotui.llm import LLMError
+
+    if llm is None:
         return None
+    chat = llm.chat
     gone: list[str] = []
 
     async def ask(prompt: str) -> str:
@@ -191,9 +192,9 @@ def model_ask(source: Any) -> Ask | None:
             raise RuntimeError(f"the model is unavailable ({gone[0]})")
         try:
             reply = await chat([{"role": "user", "content": prompt}])
-        except Exception as e:
-            if getattr(e, "kind", None) in UNAVAILABLE:
-                gone.append(str(e.kind))  # type: ignore[attr-defined]
+        except LLMError as e:
+            if e.kind in UNAVAILABLE:
+                gone.append(e.kind)
             raise
         return str(reply.text)
 
@@ -207,7 +208,7 @@ def off(why: str) -> dict[str, Any]:
 async def distill(learn: Callable[..., Awaitable[Any]], mutations: list[Mutation],
                   ask: Ask | None, facts: RunFacts, min_gain: float = MIN_GAIN,
                   checked: dict[str, int] | None = None) -> dict[str, Any]:
-    """Run ``learn`` (``MemoryHook.learn``) and describe the outcome for ``report.json``
+    """Run ``learn`` (``AdviceLibrary.learn``) and describe the outcome for ``report.json``
     (``checked``: the counts of ``confirm``). An interpreter run's mutations never reach
     ``learn``: they go to the run's scratch list."""
     from evotui.memory.learn import DistillSummary
@@ -276,16 +277,15 @@ def scratch_list(mutations: list[Mutation], facts: RunFacts,
 
 
 async def after_run(state: RunState, cfg: EngineConfig, task: RunTask, *,
-                    memory: MemoryHook | None, evaluator: Evaluator, mutator: Any,
+                    memory: AdviceLibrary | None, evaluator: Evaluator, mutator: Mutator,
                     run_dir: RunDir | None, gpu: Mapping[str, Any]) -> dict[str, Any]:
     """The end-of-run distillation of a run (``gpu``: its "name" and "arch" when known):
     the ``advice`` report section. ``mutator`` lends its model, if any, to describe gains."""
     if not cfg.distill:
         return off("distillation is off for this run")
-    learn = getattr(memory, "learn", None) if memory is not None else None
     if memory is None or cfg.memory_k <= 0:
         return off("the advice library is off (--memory-k 0)")
-    if learn is None:
+    if not memory.learns:
         return off("the attached advice library cannot distill")
     run = str(run_dir.path.resolve()) if run_dir is not None else None
     facts = RunFacts(run=run, gpu=gpu.get("name") or None, arch=gpu.get("arch"),
@@ -296,7 +296,8 @@ async def after_run(state: RunState, cfg: EngineConfig, task: RunTask, *,
     mutations = successful_mutations(state, info, facts, cfg.distill_min_gain)
     mutations, checked = await confirm(mutations, state, evaluator, task.ref,
                                        cfg.distill_min_gain)
-    return await distill(learn, mutations, model_ask(mutator), facts,
+    side = mutator.model_side()
+    return await distill(memory.learn, mutations, model_ask(side.llm if side else None), facts,
                          cfg.distill_min_gain, checked)
 
 

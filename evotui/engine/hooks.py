@@ -1,36 +1,23 @@
 """What the engine needs from the services below it: an evaluator (``Evaluator``, the
 interface every evaluator subclasses: ``evotui.eval.evaluator``) and, optionally, the advice
-library (a protocol), so tests and benchmarks can stand in for them."""
+library (``AdviceLibrary``, the interface it subclasses: ``evotui.core.advice_library``), so
+tests and benchmarks can stand in for them."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
+from evotui.core.advice_library import AdviceLibrary
 from evotui.engine.prompting import format_advice_views
 from evotui.eval.evaluator import Evaluator
-from evotui.task.model import TaskMeta
 
-__all__ = ["Evaluator", "MemoryHook", "advice_block", "advice_view", "call"]
+__all__ = ["AdviceLibrary", "Evaluator", "advice_block", "advice_view", "call"]
 
 ADVICE_FIELDS = ("id", "text", "kind", "tags", "status", "arch", "gain", "shown", "improved",
                  "win_rate")
-
-
-class MemoryHook(Protocol):
-    """The advice library as the engine uses it (``evotui.memory.hook.MemoryHook``). Methods
-    may be sync (they run in a thread) or async. ``accept(id)``, ``veto(id)`` and
-    ``author(text, **fields)`` are optional: the AcceptAdvice/VetoAdvice/AuthorAdvice
-    commands are forwarded to them when present. Also optional:
-    ``retrieve_tunables(task_meta, parent_source, k)`` (advice the parameter mutator can
-    follow; ``retrieve`` stands in) and ``async learn(mutations, ask, min_gain=, summary=)``
-    (the end-of-run distillation, ``evotui.engine.distillation``)."""
-
-    def retrieve(self, task_meta: TaskMeta, parent_source: str, k: int) -> list[Any]: ...
-
-    def record_outcome(self, advice_ids: list[str], improved: bool) -> None: ...
 
 
 async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -39,7 +39,7 @@ from evotui.engine.bootstrap import SeedWriter, can_write_seed
 from evotui.engine.checkpoints import Checkpoints, restore
 from evotui.engine.context import RunTask
 from evotui.engine.evaluating import EvalStep
-from evotui.engine.hooks import Evaluator, MemoryHook
+from evotui.engine.hooks import AdviceLibrary, Evaluator
 from evotui.engine.inflight import InFlight
 from evotui.engine.mutators import EXHAUSTED, Mutator
 from evotui.engine.patch import diff_text
@@ -74,7 +74,7 @@ class Engine:
         config: EngineConfig | None = None,
         *,
         seed_source: str | None = None,
-        memory: MemoryHook | None = None,
+        memory: AdviceLibrary | None = None,
         run_dir: RunDir | None = None,
         checkpoint: dict[str, Any] | None = None,
         run_info: dict[str, Any] | None = None,

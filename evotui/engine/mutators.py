@@ -18,9 +18,10 @@ from __future__ import annotations
 import random
 import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from evotui.engine.param_mutator import ParamMutator
 from evotui.engine.patch import PatchResult, extract_program, strip_think
@@ -108,18 +109,36 @@ class Mutation:
         return self.source is not None
 
 
-class Mutator(Protocol):
+class Mutator(ABC):
+    """What the engine calls on a mutator; the three below and the tests' stand-ins subclass
+    it. Every member is always there: a mutator without a model keeps ``model_side``'s
+    default (None), so no caller asks whether it holds one."""
+
     name: str  # "llm" | "param" | "mixed"
     model: str | None
     account: LLMAccount
 
-    async def propose(self, request: MutationRequest, on_chunk: ChunkSink | None = None) -> Mutation: ...
+    @abstractmethod
+    async def propose(self, request: MutationRequest, on_chunk: ChunkSink | None = None) -> Mutation:
+        """A child of ``request.parent``, or a failed ``Mutation`` saying why there is none."""
 
-    def state(self) -> dict[str, Any]: ...
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of this mutator (the default: nothing)."""
+        return {}
 
-    def load_state(self, state: dict[str, Any]) -> None: ...
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Take back what ``state`` gave (a resumed run; the default: nothing to take)."""
+        return None
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Let go of the model's connections (the default: none held)."""
+        return None
+
+    def model_side(self) -> LLMMutator | None:
+        """The mutator that talks to a model: it writes generation 0 for a run without a
+        seed, lends its temperature and describes gains after the run. The default: None
+        (no model)."""
+        return None
 
 
 def extraction_kind(result: PatchResult) -> str:
@@ -158,8 +177,8 @@ def summarize_reply(reply: str, limit: int = 120) -> str:
     return ""
 
 
-class ParamMutatorAdapter:
-    """The parameter mutator behind the ``Mutator`` protocol; no model, no tokens.
+class ParamMutatorAdapter(Mutator):
+    """The parameter mutator behind the ``Mutator`` interface; no model, no tokens.
 
     Retrieved advice that suggests tunable moves (``evotui.memory.suggest``) is followed
     first with probability ``advice_share``, best-ranked advice first: an optional
@@ -201,18 +220,12 @@ class ParamMutatorAdapter:
                                 description=f"{m.description} (advice {aid})", key=m.key)
         return None
 
-    def state(self) -> dict[str, Any]:
-        return {}
-
     def load_state(self, state: dict[str, Any]) -> None:
         # keep the model's figures of an earlier part of the run (resumed without a model)
         self.account = LLMAccount.from_dict(state.get("account") or {})
 
-    async def aclose(self) -> None:
-        pass
 
-
-class LLMMutator:
+class LLMMutator(Mutator):
     """Mutations from a local model. ``diff_share`` of the prompts ask for SEARCH/REPLACE
     blocks, the rest for a full program; after ``full_after`` patch failures in a row every
     prompt asks for a full program until one yields a child."""
@@ -289,8 +302,11 @@ class LLMMutator:
     async def aclose(self) -> None:
         await self.llm.aclose()
 
+    def model_side(self) -> LLMMutator:
+        return self
 
-class MixedMutator:
+
+class MixedMutator(Mutator):
     """Per iteration, the model with probability ``llm_share``, else the parameters. The
     parameter mutator stands in when the model is unavailable; the model when the parameters
     are exhausted."""
@@ -326,3 +342,6 @@ class MixedMutator:
 
     async def aclose(self) -> None:
         await self.llm.aclose()
+
+    def model_side(self) -> LLMMutator:
+        return self.llm

@@ -155,10 +155,9 @@ class Proposer:
         return child
 
 
-def base_temperature(mutator: Any) -> float:
+def base_temperature(mutator: Mutator) -> float:
     """The model's configured temperature (Ollama's default, 0.8, when none is set)."""
-    side = getattr(mutator, "llm", None)
-    side = getattr(side, "llm", side)  # a mixed mutator holds the model mutator
-    options = getattr(side, "options", None)
+    side = mutator.model_side()
+    options = side.llm.options if side is not None else None
     value = options.get("temperature") if isinstance(options, dict) else None
     return float(value) if isinstance(value, int | float) else 0.8

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evotui import config as evoconfig
-from evotui.engine.hooks import Evaluator, MemoryHook
+from evotui.engine.hooks import AdviceLibrary, Evaluator
 from evotui.engine.loop import Engine
 from evotui.engine.mutators import LLMMutator, MixedMutator, Mutator, ParamMutatorAdapter
 from evotui.engine.rundir import RunDir, RunDirError, load_checkpoint
@@ -137,7 +137,7 @@ async def resolve_mutator(mode: str, model: str, host: str | None, llm_timeout: 
 
 
 async def open_memory(k: int, arch: str | None, task: TaskRef, host: str | None,
-                      use_embeddings: bool) -> tuple[MemoryHook | None, str | None]:
+                      use_embeddings: bool) -> tuple[AdviceLibrary | None, str | None]:
     """The advice library's engine hook (``evotui.memory.hook.MemoryHook``), or why not."""
     if k <= 0:
         return None, None
@@ -260,7 +260,7 @@ def _run_dir_path(opts: RunOptions, task: TaskRef) -> Path:
 
 
 async def open_session(options: RunOptions, *, evaluator: Evaluator | None = None,
-                       memory: MemoryHook | None = None) -> Session:
+                       memory: AdviceLibrary | None = None) -> Session:
     checkpoint: dict[str, Any] | None = None
     opts = options
     if options.resume:

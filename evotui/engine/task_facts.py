@@ -15,7 +15,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from evotui.task.model import TaskRef, load_module, make_init_inputs, shape_overrides
+from evotui.task.model import TaskMeta, TaskRef, make_init_inputs, shape_overrides, task_module
 
 # layout and allocation: they say nothing of what the reference computes
 _VIEWS = frozenset("""view _unsafe_view reshape t transpose permute expand contiguous clone
@@ -137,15 +137,14 @@ class TaskFacts:
                     for d, (atol, rtol) in self.tolerances.items() if d == "float32")
         return self.uses_dot and fp32 and (tight or not self.tolerances)
 
-    def query_meta(self, meta: Any) -> QueryMeta:
+    def query_meta(self, meta: TaskMeta) -> QueryMeta:
         """The advice library's query for this task: the declared kind and tags, or, where
         the task declares none (a KernelBench file is named ``19_ReLU``), those of what the
         reference computes; plus its op names, dtype and sizes."""
-        name = str(getattr(meta, "name", "") or "")
-        kind = str(getattr(meta, "kind", "") or "")
+        name, kind = meta.name, meta.kind
         declared = bool(kind) and kind != name
         words = [op.lstrip("_").replace("native_", "") for op in self.ops]
-        tags = list(getattr(meta, "tags", ()) or ())
+        tags = list(meta.tags)
         tags += FAMILY_TAGS.get(self.family, ())
         if any(op in ACTIVATIONS for op in self.ops):
             tags.append("activation")
@@ -196,14 +195,14 @@ def _forward_names(module: Any) -> list[str]:
     return [p for p in params if p != "self"]
 
 
-def _judge_tolerance(meta: Any, dtype: str) -> tuple[float, float]:
+def _judge_tolerance(meta: TaskMeta, dtype: str) -> tuple[float, float]:
     """The judge's (atol, rtol) for an output dtype: the task's, else the backend default."""
     from evotui.dialects import get_backend
 
     atol, rtol = get_backend("triton").tolerances(f"torch.{dtype}")
-    if getattr(meta, "atol", None) is not None:
+    if meta.atol is not None:
         atol = float(meta.atol)
-    if getattr(meta, "rtol", None) is not None:
+    if meta.rtol is not None:
         rtol = float(meta.rtol)
     return atol, rtol
 
@@ -263,7 +262,7 @@ def describe_task(task: TaskRef, device_type: str) -> TaskFacts:
 def _describe(task: TaskRef, device_type: str) -> TaskFacts:
     import torch
 
-    module = load_module(task.path, "evotui_task_facts", task.sha256)
+    module = task_module(task.path, task.sha256)
     names = _forward_names(module)
     shapes = task.shapes(device_type)
     checked = []

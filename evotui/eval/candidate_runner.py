@@ -28,7 +28,7 @@ from evotui.eval.perturb import write_quietly
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import as_outputs
 from evotui.eval.timed_phase import TimedPhase
-from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs
+from evotui.task.model import TaskChanged, make_init_inputs, make_inputs, task_module
 
 CANDIDATE_MODULE = "evotui_candidate"
 
@@ -74,7 +74,7 @@ class CandidateRunner(TimedPhase, ABPhase):
     def load_tasks(path: str, sha256: str | None) -> dict[str, types.ModuleType]:
         """The request's task module, keyed as ``_task`` looks it up (before confinement)."""
         try:
-            return {f"{path}:{sha256}": load_module(Path(path), "evotui_task", sha256)}
+            return {f"{path}:{sha256}": task_module(path, sha256)}
         except TaskChanged as e:
             raise CandidateFailure(reasons.TAMPERED, str(e)) from None
 

@@ -7,10 +7,8 @@ and measures the device's copy bandwidth and matmul rate for the roofline."""
 
 from __future__ import annotations
 
-import os
 import types
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from evotui.core import reasons
@@ -32,7 +30,7 @@ from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.precision import exact_float32
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
 from evotui.eval.verdict_checks import Reject, check_request_answered, check_weights
-from evotui.task.model import TaskChanged, load_module, make_init_inputs, make_inputs, roofline_of
+from evotui.task.model import TaskChanged, make_init_inputs, make_inputs, roofline_of, task_module
 
 
 class Judge:
@@ -48,7 +46,6 @@ class Judge:
 
             torch.cuda.set_device(self.device)
             self.timer = CudaTimer(self.device)
-        self.tasks: dict[str, types.ModuleType] = {}
         self.models: dict[tuple[str, str, int], Any] = {}
         self.baseline_cache: dict[str, dict[str, Any]] = {}
         self.copy_ms: dict[int, float] = {}  # bytes moved -> a plain copy's time
@@ -58,13 +55,13 @@ class Judge:
 
     # -- task and reference ----------------------------------------------------------------
     def _task(self, path: str, sha256: str | None) -> tuple[str, types.ModuleType]:
-        key = f"{path}:{os.stat(path).st_mtime_ns}:{sha256}"
-        if key not in self.tasks:
-            try:
-                self.tasks[key] = load_module(Path(path), "evotui_task", sha256)
-            except TaskChanged as e:  # between evaluations only candidate code ran
-                raise Reject(reasons.TAMPERED, str(e)) from None
-        return key, self.tasks[key]
+        """The task module (loaded once for its text: ``task_module``) and a key naming
+        that text, for what the judge keeps of it (models, baselines)."""
+        try:
+            module = task_module(path, sha256)
+        except TaskChanged as e:  # between evaluations only candidate code ran
+            raise Reject(reasons.TAMPERED, str(e)) from None
+        return f"{path}:{module.__evotui_sha256__}", module
 
     def _pristine(self, req: Request, shape_index: int, seed: int,
                   perturbed: int = 0) -> list[Any]:

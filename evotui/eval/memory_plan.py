@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evotui.eval.timing import timing_set_count
-from evotui.task.model import TaskError, TaskRef, load_module
+from evotui.task.model import TaskError, TaskRef, task_module
 from evotui.task.shapes import footprint
 
 # outputs handed over besides one per timed set: the ghost, graph, recheck and verify calls
@@ -32,7 +32,7 @@ def set_bytes(task: TaskRef, shape: dict[str, Any]) -> int:
 
 def _footprint(task: TaskRef, shape: dict[str, Any]) -> tuple[int, int]:
     try:
-        module = load_module(task.path, "evotui_task_footprint", task.sha256)
+        module = task_module(task.path, task.sha256)
         fp = footprint(module, shape)
     except TaskError:  # the evaluation says what is wrong with the task
         return 0, 0

@@ -29,6 +29,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from evotui.core.advice_library import AdviceLibrary
 from evotui.memory.embed import Embedder
 from evotui.memory.model import Advice
 from evotui.memory.retrieve import MAX_K, Hit, Query, Retriever
@@ -37,7 +38,13 @@ from evotui.memory.store import AdviceStore
 log = logging.getLogger(__name__)
 
 
-class MemoryHook:
+class MemoryHook(AdviceLibrary):
+    """The library on disk (``AdviceStore``) behind ``AdviceLibrary``: it takes the human's
+    decisions and distils runs."""
+
+    decides = True
+    learns = True
+
     def __init__(
         self,
         store: AdviceStore,

@@ -40,10 +40,10 @@ class DerivedSeed:
 def derive_seed(task: Any, shape: dict[str, Any] | None = None) -> DerivedSeed:
     """``task`` is a ``TaskRef``; ``shape`` the constants to trace at (default: its first
     CPU shape, small enough to trace quickly)."""
-    from evotui.task.model import TaskError, load_module, make_init_inputs, make_inputs
+    from evotui.task.model import TaskError, make_init_inputs, make_inputs, task_module
 
     try:
-        module = load_module(task.path, "evotui_seed_task", task.sha256)
+        module = task_module(task.path, task.sha256)
         shape = task.shapes("cpu")[0] if shape is None else shape
         import torch
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -27,15 +28,21 @@ def size_constants(module: types.ModuleType) -> dict[str, Any]:
     return out
 
 
+# a process shares one module per task file (``loading.task_module``): one shape at a time
+_SHAPE_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def shape_overrides(module: types.ModuleType, shape: dict[str, Any]) -> Iterator[None]:
-    """Temporarily set a task module's constants (``batch_size``...) for one shape."""
-    saved = {k: module.__dict__[k] for k in shape}
-    module.__dict__.update(shape)
-    try:
-        yield
-    finally:
-        module.__dict__.update(saved)
+    """Temporarily set a task module's constants (``batch_size``...) for one shape; other
+    threads of the process wait until they are put back."""
+    with _SHAPE_LOCK:
+        saved = {k: module.__dict__[k] for k in shape}
+        module.__dict__.update(shape)
+        try:
+            yield
+        finally:
+            module.__dict__.update(saved)
 
 
 def _is_int(v: Any) -> bool:

@@ -22,7 +22,6 @@ that is not a candidate) and optionally a seed candidate (``seed.py``).
 
 from __future__ import annotations
 
-import hashlib
 import types
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 from evotui.task.constants import shape_overrides, size_constants
 from evotui.task.errors import TaskChanged, TaskError
+from evotui.task.loading import load_module, task_module
 
 SEED_NAMES = ("seed.py", "seed_triton.py", "seed_cuda.py")  # the first one present is the default
 _CANDIDATE_HINTS = ("seed", "candidate", "best", "new")
@@ -84,7 +84,7 @@ class TaskRef:
         if key not in _CPU_SHAPES:
             from evotui.task.shapes import choose_cpu_shape
 
-            module = load_module(self.path, "evotui_task_shapes", self.sha256)
+            module = task_module(self.path, self.sha256)
             _CPU_SHAPES[key] = choose_cpu_shape(module, dict(self.overrides))
         return _CPU_SHAPES[key]
 
@@ -113,7 +113,7 @@ def resolve_task(path: str | Path, shape: dict[str, Any] | None = None,
             if (p.parent / name).is_file() and (p.parent / name) != p:
                 seed = p.parent / name
                 break
-    module = load_module(task_file, "evotui_task")
+    module = task_module(task_file.resolve())
     meta = read_meta(module, default_name=p.name if p.is_dir() else p.stem)
     if allow_torch:
         meta = replace(meta, allow_torch=tuple(dict.fromkeys(meta.allow_torch + allow_torch)))
@@ -144,37 +144,6 @@ def _find_task_file(folder: Path) -> Path:
     if not pys:
         raise TaskError(f"no task file in {folder} (expected task.py)")
     raise TaskError(f"several task files in {folder}: {', '.join(f.name for f in pys)}; name one")
-
-
-def load_module(path: Path, module_name: str, sha256: str | None = None) -> types.ModuleType:
-    """Import a Python file as a fresh module; any failure becomes a one-line TaskError.
-    With ``sha256``, only the text that hashes to it is loaded (``TaskChanged`` otherwise)."""
-    try:
-        source = path.read_text()
-    except OSError as e:
-        raise TaskError(f"cannot read {path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise TaskError(f"{path} is not UTF-8 text") from None
-    digest = hashlib.sha256(source.encode()).hexdigest()
-    if sha256 is not None and digest != sha256:
-        raise TaskChanged(f"{path} changed on disk since the task was loaded; restart to use "
-                          "the new version")
-    try:
-        code = compile(source, str(path), "exec")
-    except SyntaxError as e:
-        raise TaskError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
-    module = types.ModuleType(module_name)
-    module.__file__ = str(path)
-    module.__evotui_sha256__ = digest
-    try:
-        exec(code, module.__dict__)
-    except Exception as e:  # a task's own import-time error is a user mistake
-        raise TaskError(f"{path}: error while loading: {type(e).__name__}: {e}") from None
-    for needed in ("Model", "get_inputs", "get_init_inputs"):
-        if needed not in module.__dict__:
-            raise TaskError(f"{path}: missing `{needed}` (KernelBench format needs Model, "
-                            "get_inputs and get_init_inputs)")
-    return module
 
 
 def read_meta(module: types.ModuleType, default_name: str) -> TaskMeta:
@@ -256,3 +225,8 @@ def roofline_of(module: types.ModuleType, inputs: list[Any], outputs: list[Any])
     total = sum(t.numel() * t.element_size() for t in list(inputs) + list(outputs)
                 if isinstance(t, torch.Tensor))
     return {"bytes": float(total), "flops": 0.0}
+
+
+__all__ = ["SEED_NAMES", "TaskChanged", "TaskError", "TaskMeta", "TaskRef", "load_module",
+           "make_init_inputs", "make_inputs", "read_meta", "resolve_task", "roofline_of",
+           "shape_overrides", "task_module"]

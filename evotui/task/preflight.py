@@ -11,7 +11,7 @@ from typing import Any
 
 from evotui.task.constants import shape_overrides, size_constants
 from evotui.task.errors import TaskError
-from evotui.task.model import TaskRef, load_module, make_init_inputs
+from evotui.task.model import TaskRef, make_init_inputs, task_module
 from evotui.task.shapes import Footprint, footprint
 
 # what the Triton interpreter gets through in seconds per call (64 MB took ~30 s a call)
@@ -23,7 +23,7 @@ def preflight(task: TaskRef, cpu: bool) -> str | None:
     """Raise ``TaskError`` naming the task's failing step, or the shape too big for the CPU.
     Returns a line for the user: on the CPU, the shape chosen and what one reference call
     there costs (the yardstick for a candidate's time)."""
-    module = load_module(task.path, "evotui_task_preflight", task.sha256)
+    module = task_module(task.path, task.sha256)
     shapes = task.shapes("cpu" if cpu else "cuda")
     sizes = [_input_bytes(task, module, shape) for shape in shapes]
     if cpu:

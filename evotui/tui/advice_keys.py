@@ -8,13 +8,14 @@ from typing import Any
 
 from textual import work
 
+from evotui.tui.controller import Controller
 from evotui.tui.screens import NewAdviceScreen
 
 
 class AdviceKeys:
     """Mixed into ``EvotuiApp``: uses its controller, feed, Advice panel and notifications."""
 
-    controller: Any
+    controller: Controller
     feed: Any
     advice: Any
     notify: Any
@@ -22,7 +23,7 @@ class AdviceKeys:
     call_from_thread: Any
 
     def action_new_advice(self) -> None:
-        defaults = getattr(self.controller, "advice_defaults", lambda: {})()
+        defaults = self.controller.advice_defaults()
         self.push_screen(NewAdviceScreen(defaults), self._save_advice)
 
     def _save_advice(self, data: dict[str, Any] | None) -> None:
@@ -58,8 +59,7 @@ class AdviceKeys:
         try:
             if what == "author":
                 fields = {k: v for k, v in data.items() if k != "text"}
-                advice = c.author_advice(data["text"], **fields)
-                aid = advice.get("id") if isinstance(advice, dict) else getattr(advice, "id", "")
+                aid = c.author_advice(data["text"], **fields)["id"]
                 message = f"Advice {aid} saved to the library; it can be offered from the " \
                           "next prompt on."
             elif what == "accept":

@@ -142,7 +142,7 @@ class EvotuiApp(AdviceKeys, App[int]):
         """Iterations in flight, as the engine counts them (the feed's count otherwise)."""
         if status.outcome:
             return 0
-        n = getattr(self.controller, "in_flight", None)
+        n = self.controller.in_flight
         return status.in_flight if n is None else int(n)
 
     def tick(self) -> None:
@@ -221,7 +221,7 @@ class EvotuiApp(AdviceKeys, App[int]):
 
     def on_engine_finished(self, _: EngineFinished) -> None:
         self.tick()
-        error = getattr(self.controller, "error", None)
+        error = self.controller.error
         if error:
             last = [x for x in error.splitlines() if x.strip()][-1]
             self.notify(f"engine stopped with an error: {last}", severity="error", timeout=30)
@@ -229,7 +229,7 @@ class EvotuiApp(AdviceKeys, App[int]):
             self._leave()
 
     def exit_code(self) -> int:
-        failed = self.status.outcome == "failed" or getattr(self.controller, "error", None)
+        failed = self.status.outcome == "failed" or self.controller.error
         return 1 if failed else 0
 
     def _leave(self) -> None:
@@ -243,8 +243,7 @@ class EvotuiApp(AdviceKeys, App[int]):
         return True
 
     def action_toggle_pause(self) -> None:
-        toggle = getattr(self.controller, "toggle_pause", None)
-        pausing = toggle() if toggle is not None else None
+        pausing = self.controller.toggle_pause()
         if pausing is None:
             self.notify("The run is over: nothing to pause.", severity="warning")
         elif pausing:

@@ -10,11 +10,13 @@ No Textual here.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from evotui.core.advice_library import AdviceLibrary
 from evotui.core.metrics import Metrics
 from evotui.engine.events import Command
 
@@ -48,37 +50,68 @@ class CandidateInfo:
                       "lineage": tuple(data.get("lineage") or ())})
 
 
-class Controller(Protocol):
+class Controller(ABC):
+    """``EngineProcess`` and the tests' stand-ins subclass it. Every member is always there:
+    a controller without a feature keeps the default, which says so (None, nothing), so
+    the app never asks whether one exists."""
+
     @property
+    @abstractmethod
     def running(self) -> bool: ...
 
     @property
+    @abstractmethod
     def paused(self) -> bool: ...
 
     @property
+    @abstractmethod
     def stopping(self) -> bool: ...
 
     @property
-    def in_flight(self) -> int: ...  # iterations started and not yet recorded
-
-    @property
+    @abstractmethod
     def run_dir(self) -> Path | None: ...
 
+    @property
+    def in_flight(self) -> int | None:
+        """Iterations started and not yet recorded, as the engine counts them; None (the
+        default) when this controller does not know (the feed's count stands in)."""
+        return None
+
+    @property
+    def error(self) -> str | None:
+        """The engine's traceback when it stopped with an error (the default: None)."""
+        return None
+
+    @abstractmethod
     def send(self, command: Command) -> bool: ...
 
-    def toggle_pause(self) -> bool | None: ...
+    @abstractmethod
+    def toggle_pause(self) -> bool | None:
+        """Pause or resume: True when pausing, False when resuming, None when the run is
+        over (nothing to pause)."""
 
+    @abstractmethod
     def add_finished_callback(self, fn: Callable[[], None]) -> None: ...
 
+    @abstractmethod
     def candidate(self, cid: str) -> CandidateInfo | None: ...
 
+    @abstractmethod
     def export_best(self) -> tuple[str, Path]: ...
 
-    def accept_advice(self, advice_id: str) -> Any: ...
+    def advice_defaults(self) -> dict[str, str]:
+        """What the New advice form starts with (the default: nothing filled in)."""
+        return {}
 
-    def veto_advice(self, advice_id: str) -> Any: ...
+    # the advice decided or written, as ``advice_summary`` has it ("id", "status", "text")
+    @abstractmethod
+    def accept_advice(self, advice_id: str) -> dict[str, Any]: ...
 
-    def author_advice(self, text: str, **fields: Any) -> Any: ...
+    @abstractmethod
+    def veto_advice(self, advice_id: str) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def author_advice(self, text: str, **fields: Any) -> dict[str, Any]: ...
 
 
 # ---- run next to the engine (on its loop) -------------------------------------------------------
@@ -110,7 +143,7 @@ def advice_defaults(engine: Engine) -> dict[str, str]:
             "arch": str(engine.device_info.get("arch") or "")}
 
 
-def library_hook() -> Any:
+def library_hook() -> AdviceLibrary:
     """The advice library when no engine is there to go through (EVOTUI_HOME)."""
     from evotui.memory.hook import MemoryHook
     from evotui.memory.store import AdviceStore
@@ -118,10 +151,10 @@ def library_hook() -> Any:
     return MemoryHook(AdviceStore(), k=0)
 
 
-def advice_hook(engine: Engine | None, method: str) -> Any:
-    """The engine's own hook when it has ``method``, else None."""
+def advice_hook(engine: Engine | None) -> AdviceLibrary | None:
+    """The engine's own library when it takes the human's decisions, else None."""
     hook = engine.memory if engine is not None else None
-    return hook if hook is not None and callable(getattr(hook, method, None)) else None
+    return hook if hook is not None and hook.decides else None
 
 
 def advice_summary(advice: Any) -> dict[str, Any]:

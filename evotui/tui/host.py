@@ -41,6 +41,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from evotui.core.advice_library import AdviceLibrary
 from evotui.engine import events as ev
 from evotui.engine.rundir import EVENTS
 from evotui.engine.session import (
@@ -78,7 +79,7 @@ class Host:
         self.bye = asyncio.Event()
         self.stopping = False
         self._state: tuple[bool, bool, int] | None = None
-        self._library: Any = None
+        self._library: AdviceLibrary | None = None
 
     async def main(self) -> int:
         self.loop = asyncio.get_running_loop()
@@ -201,22 +202,23 @@ class Host:
         await asyncio.to_thread(self.session.run_dir.write_best, text)
         return {"id": best_id, "path": str(self.session.run_dir.path / "best.py")}
 
-    def _memory(self, method: str) -> Any:
-        hook = advice_hook(self.session.engine if self.session else None, method)
+    def _memory(self) -> AdviceLibrary:
+        """The engine's library when it takes decisions, else the one at EVOTUI_HOME."""
+        hook = advice_hook(self.session.engine if self.session else None)
         if hook is None:
             if self._library is None:
                 self._library = library_hook()
             hook = self._library
-        return getattr(hook, method)
+        return hook
 
     async def call_accept_advice(self, advice_id: str) -> dict[str, Any]:
-        return advice_summary(await asyncio.to_thread(self._memory("accept"), advice_id))
+        return advice_summary(await asyncio.to_thread(self._memory().accept, advice_id))
 
     async def call_veto_advice(self, advice_id: str) -> dict[str, Any]:
-        return advice_summary(await asyncio.to_thread(self._memory("veto"), advice_id))
+        return advice_summary(await asyncio.to_thread(self._memory().veto, advice_id))
 
     async def call_author_advice(self, text: str, **fields: Any) -> dict[str, Any]:
-        return advice_summary(await asyncio.to_thread(self._memory("author"), text, **fields))
+        return advice_summary(await asyncio.to_thread(self._memory().author, text, **fields))
 
 
 def _log_to(path: Any) -> None:

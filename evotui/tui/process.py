@@ -29,9 +29,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from evotui.core.advice_library import AdviceLibrary
 from evotui.engine.events import Command, Event, Pause, Resume, Stop, event_from_dict
 from evotui.engine.session import RunOptions, SetupError
-from evotui.tui.controller import CandidateInfo, NothingToExport, library_hook
+from evotui.tui.controller import (
+    CandidateInfo,
+    Controller,
+    NothingToExport,
+    advice_summary,
+    library_hook,
+)
 from evotui.tui.wire import command_to_dict
 
 log = logging.getLogger(__name__)
@@ -40,7 +47,7 @@ _ERRORS: dict[str, type[Exception]] = {"NothingToExport": NothingToExport, "KeyE
                                        "ValueError": ValueError}
 
 
-class EngineProcess:
+class EngineProcess(Controller):
     def __init__(self, options: RunOptions | None = None, *, factory: str | None = None,
                  factory_kwargs: dict[str, Any] | None = None,
                  env: dict[str, str] | None = None) -> None:
@@ -64,7 +71,7 @@ class EngineProcess:
         self._ready = threading.Event()
         self._finished = threading.Event()
         self._exited = threading.Event()
-        self._library: Any = None
+        self._library: AdviceLibrary | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def command_line(self) -> list[str]:
@@ -274,22 +281,22 @@ class EngineProcess:
     def advice_defaults(self) -> dict[str, str]:
         return dict(self.ready.get("advice_defaults") or {})
 
-    def _advice(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+    def _advice(self, fn: str, direct: Callable[[AdviceLibrary], Any], *args: Any,
+                **kwargs: Any) -> dict[str, Any]:
+        """``fn`` in the child; ``direct`` on the library itself when the child is gone."""
         try:
-            return self.call(fn, *args, **kwargs)
+            return dict(self.call(fn, *args, **kwargs))
         except ConnectionError:  # the child is gone: straight to the library
             if self._library is None:
                 self._library = library_hook()
-            method = {"accept_advice": "accept", "veto_advice": "veto",
-                      "author_advice": "author"}[fn]
-            advice = getattr(self._library, method)(*args, **kwargs)
-            return {"id": advice.id, "status": advice.status, "text": advice.text}
+            return advice_summary(direct(self._library))
 
-    def accept_advice(self, advice_id: str) -> Any:
-        return self._advice("accept_advice", advice_id)
+    def accept_advice(self, advice_id: str) -> dict[str, Any]:
+        return self._advice("accept_advice", lambda lib: lib.accept(advice_id), advice_id)
 
-    def veto_advice(self, advice_id: str) -> Any:
-        return self._advice("veto_advice", advice_id)
+    def veto_advice(self, advice_id: str) -> dict[str, Any]:
+        return self._advice("veto_advice", lambda lib: lib.veto(advice_id), advice_id)
 
-    def author_advice(self, text: str, **fields: Any) -> Any:
-        return self._advice("author_advice", text, **fields)
+    def author_advice(self, text: str, **fields: Any) -> dict[str, Any]:
+        return self._advice("author_advice", lambda lib: lib.author(text, **fields), text,
+                            **fields)

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from evotui.core.advice_library import AdviceLibrary
 from evotui.engine.events import (
     AcceptAdvice,
     CandidateEvaluated,
@@ -311,12 +312,14 @@ def test_checkpoint_resume_continues_the_same_run(add_gelu_task, tmp_path):
 
 
 def test_memory_hook_gets_shown_advice_and_outcomes(softmax):
-    class Memory:
+    class Memory(AdviceLibrary):
+        decides = True
+
         def __init__(self):
             self.outcomes = []
             self.vetoed = []
 
-        def retrieve(self, task_meta, parent_source, k):
+        def retrieve(self, task_meta, parent_source="", k=None):
             assert task_meta.name == "softmax" and "ModelNew" in parent_source
             return [{"id": "a1", "text": "Use exp2 with a log2(e) scale.", "tags": ["softmax"]},
                     {"id": "a2", "text": "Vectorize loads."}][:k]
