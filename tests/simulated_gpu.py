@@ -11,6 +11,9 @@ Run in a process of its own (it patches the interpreter and torch.cuda.synchroni
 
 Prints the verdict as one JSON line. ``--graph``: timed as graph replays (the method of calls
 under ~20 µs); ``--drop-graph-replay``: the report then loses its replay on new values.
+``--wall-clock-bars``: the value-cache check judges these wall-clock figures by the bars
+it uses for the interpreter's (an honest candidate's verdict then does not depend on the
+machine's load); without it, by a GPU's, as the cheats that check catches need.
 ``--raw``: static rules off (as ``EvaluatorPool(...,
 static_checks=False)``). ``--sets=N``: N timing seeds asked for (default 3);
 ``--gpu-memory=BYTES``: the GPU's memory as the pool sees it, which decides how many of
@@ -109,6 +112,12 @@ def main(argv: list[str]) -> int:
     args = [a for a in argv if not a.startswith("--")]
     mode, task = args[0], resolve_task(Path(args[1]))
     rng = random.SystemRandom()
+    if "--wall-clock-bars" in argv:  # the cache check's bars for wall-clock figures (before the
+        # runner notes the harness's code)
+        from evotui.eval.timing_stats import FreshCheck
+
+        gpu_bars = FreshCheck.looks_cached
+        FreshCheck.looks_cached = lambda check, interpreter: gpu_bars(check, True)
     runner = CandidateRunner("cpu")
     runner.timer = SimulatedTimer()
     runner.timer.graph = "--graph" in argv

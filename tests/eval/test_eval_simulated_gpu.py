@@ -27,7 +27,7 @@ def simulate(*args: str) -> dict:
 
 
 def test_the_seed_passes_the_gpu_path():
-    verdict = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py")
+    verdict = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py", "--wall-clock-bars")
     assert verdict["accepted"], verdict
     assert simulate("ab", SOFTMAX, SOFTMAX / "seed.py", SOFTMAX / "seed.py")["ok"]
 
@@ -72,8 +72,9 @@ def test_graph_timed_calls_are_replayed_on_new_values_and_judged():
     """Replays of a timing graph run without new values between them: one more replay on
     new values written into the same tensors is judged, and a report without it is not
     believed."""
-    verdict = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py", "--graph")
+    verdict = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py", "--graph", "--wall-clock-bars")
     assert verdict["accepted"] and verdict["method"] == "graph", verdict
     assert verdict["graph_replayed"], verdict
-    dropped = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py", "--graph", "--drop-graph-replay")
+    dropped = simulate("evaluate", SOFTMAX, SOFTMAX / "seed.py", "--graph", "--drop-graph-replay",
+                       "--wall-clock-bars")
     assert (dropped["accepted"], dropped["reason"]) == (False, "tampered"), dropped
