@@ -46,15 +46,18 @@ class PoolConfig:
 
 @dataclass(frozen=True)
 class TaskText:
-    """A task as it travels: the file's text and the metadata the parent read from it."""
+    """A task as it travels: the file's text and what the parent read from it (its
+    metadata, the digest of the text it resolved, the --shape overrides)."""
 
     filename: str
     source: str
     meta: TaskMeta
+    sha256: str | None = None
+    overrides: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def of(cls, task: TaskRef) -> TaskText:
-        return cls(task.path.name, task.source(), task.meta)
+        return cls(task.path.name, task.source(), task.meta, task.sha256, task.overrides)
 
     @property
     def digest(self) -> str:
@@ -74,15 +77,17 @@ class WorkerLanes:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pools: dict[PoolConfig, _Held] = {}
-        self._tasks: dict[str, TaskRef] = {}
+        self._paths: dict[str, Path] = {}
         self._dir: Path | None = None
         self._reaper: threading.Thread | None = None
 
     def task(self, text: TaskText) -> TaskRef:
-        """The task written into this host's temporary directory (once per content)."""
+        """The task written into this host's temporary directory (once per content). Its
+        text must still hash as the parent's did (a file changed since the run resolved it
+        is refused, as on the parent's host)."""
         with self._lock:
-            ref = self._tasks.get(text.digest)
-            if ref is None:
+            path = self._paths.get(text.digest)
+            if path is None:
                 if self._dir is None:
                     self._dir = Path(tempfile.mkdtemp(prefix="evotui-dask-tasks-"))
                     atexit.register(shutil.rmtree, self._dir, True)
@@ -90,8 +95,8 @@ class WorkerLanes:
                 folder.mkdir(exist_ok=True)
                 path = folder / (Path(text.filename).name or "task.py")
                 path.write_text(text.source)
-                ref = self._tasks[text.digest] = TaskRef(path=path, meta=text.meta)
-            return ref
+                self._paths[text.digest] = path
+        return TaskRef(path=path, meta=text.meta, sha256=text.sha256, overrides=text.overrides)
 
     @contextmanager
     def pool(self, config: PoolConfig, slots: int) -> Iterator[EvaluatorPool]:

@@ -37,6 +37,24 @@ def test_a_task_travels_as_text_and_is_written_on_the_worker(softmax_task):
     ref = WorkerLanes().task(text)
     assert ref.path != softmax_task.path and ref.path.read_text() == softmax_task.source()
     assert ref.meta == softmax_task.meta and ref.shapes("cpu") == softmax_task.shapes("cpu")
+    assert ref.sha256 == softmax_task.sha256
+
+
+def test_a_task_keeps_its_shape_overrides_and_its_digest_on_the_worker(tmp_path):
+    from evotui.task.model import TaskChanged, load_module, resolve_task
+
+    source = (ROOT / "tests" / "kernelbench_style" / "01_Tanh.py").read_text()
+    (tmp_path / "task.py").write_text(source)
+    task = resolve_task(tmp_path / "task.py", shape={"dim": 64})
+    lanes = WorkerLanes()
+    ref = lanes.task(TaskText.of(task))
+    assert ref.overrides == task.overrides and ref.shapes("cuda") == task.shapes("cuda")
+    changed = TaskText.of(task)
+    changed = TaskText(changed.filename, changed.source + "\nX = 1\n", changed.meta,
+                       changed.sha256, changed.overrides)  # not the text the parent resolved
+    remote = lanes.task(changed)
+    with pytest.raises(TaskChanged):  # the worker's loads check the digest the parent sent
+        load_module(remote.path, "changed", remote.sha256)
 
 
 def test_importing_the_dask_pool_imports_neither_textual_nor_dask():
