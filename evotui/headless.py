@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from evotui.core.metrics import Metrics
+from evotui.core.metrics import Metrics, ratio_parts
 from evotui.engine.events import (
     CandidateEvaluated,
     CandidateProposed,
@@ -154,14 +154,8 @@ def _speed(m: Metrics, interpreter: bool = False) -> str:
         return "(not timed)"
     if m.interpreter or interpreter:
         return f"{m.time_ms:.1f} ms interpreter wall time"
-    parts = [f"{m.time_ms * 1000:.1f} µs"]
-    if m.speedup_eager is not None:
-        parts.append(f"{m.speedup_eager:.2f}× eager")
-    if m.speedup_compile is not None:
-        parts.append(f"{m.speedup_compile:.2f}× compile")
-    if m.roofline_pct is not None:
-        parts.append(f"{m.roofline_pct:.0f} % roofline")
-    return ", ".join(parts)
+    return ", ".join([f"{m.time_ms * 1000:.1f} µs", *ratio_parts(
+        m.speedup_eager, m.speedup_compile, m.roofline_pct, ("eager", "compile", "% roofline"))])
 
 
 def _install_signals(loop: asyncio.AbstractEventLoop, stop: Any) -> list[int]:

@@ -61,3 +61,18 @@ _FIELDS = fields(Metrics)
 NAMES = frozenset(f.name for f in _FIELDS)
 
 __all__ = ["Metrics", "NAMES", "launch_pairs"]
+
+
+def ratio_parts(eager: float | None, compile_: float | None, roofline: float | None,
+                labels: tuple[str, str, str] = ("eager", "torch.compile", "% of roofline"),
+                ) -> list[str]:
+    """The measured ratios as words (each face words them for its reader): speedups against
+    eager PyTorch and torch.compile, then the share of the roofline; the missing ones left out."""
+    parts = []
+    if eager is not None:
+        parts.append(f"{eager:.2f}× {labels[0]}")
+    if compile_ is not None:
+        parts.append(f"{compile_:.2f}× {labels[1]}")
+    if roofline is not None:
+        parts.append(f"{roofline:.0f} {labels[2]}")
+    return parts

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evotui.core.metrics import ratio_parts
 from evotui.engine.population import Candidate
 from evotui.engine.steering import Steer
 from evotui.engine.task_facts import TaskFacts
@@ -100,12 +101,8 @@ def describe_metrics(c: Candidate) -> str:
                 "speed: judge changes by what helps on a GPU)")
     parts = [f"median {m.time_ms * 1000:.2f} µs"
              + (f" (spread {m.spread_pct:.2f} %)" if m.spread_pct is not None else "")]
-    if m.speedup_eager is not None:
-        parts.append(f"{m.speedup_eager:.2f}× eager PyTorch")
-    if m.speedup_compile is not None:
-        parts.append(f"{m.speedup_compile:.2f}× torch.compile")
-    if m.roofline_pct is not None:
-        parts.append(f"{m.roofline_pct:.0f} % of the roofline")
+    parts += ratio_parts(m.speedup_eager, m.speedup_compile, m.roofline_pct,
+                         ("eager PyTorch", "torch.compile", "% of the roofline"))
     return "correct; " + ", ".join(parts)
 
 

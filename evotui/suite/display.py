@@ -13,6 +13,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from evotui.core.metrics import ratio_parts
 from evotui.suite.record import ACCEPTED, NOT_STARTED, ProblemResult
 from evotui.suite.runner import Progress as Step
 
@@ -20,13 +21,7 @@ from evotui.suite.runner import Progress as Step
 def _speed(r: ProblemResult) -> str:
     if r.interpreter:
         return f"{r.time_ms:.1f} ms interpreter wall time" if r.time_ms else "not timed"
-    parts = []
-    if r.speedup_eager is not None:
-        parts.append(f"{r.speedup_eager:.2f}× eager")
-    if r.speedup_compile is not None:
-        parts.append(f"{r.speedup_compile:.2f}× torch.compile")
-    if r.roofline_pct is not None:
-        parts.append(f"{r.roofline_pct:.0f} % of roofline")
+    parts = ratio_parts(r.speedup_eager, r.speedup_compile, r.roofline_pct)
     return ", ".join(parts) or "no speedup measured"
 
 

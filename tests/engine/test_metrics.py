@@ -123,15 +123,21 @@ def test_the_report_events_and_population_hold_the_same_record(softmax_task):
     assert (last.accepted, last.rejected) == (report["accepted"], report["rejected"]) == (4, 0)
 
 
-def test_each_child_config_key_is_computed_once(softmax_task, monkeypatch):
-    computed: Counter[str] = Counter()
+@pytest.fixture
+def computed(monkeypatch) -> Counter[str]:
+    """How many times the engine computed each source's config key."""
+    counts: Counter[str] = Counter()
 
     def counting(source: str) -> str:
-        computed[source] += 1
+        counts[source] += 1
         return config_key(source)
 
     monkeypatch.setattr(population_module, "config_key", counting)
     monkeypatch.setattr(proposing_module, "config_key", counting)
+    return counts
+
+
+def test_each_child_config_key_is_computed_once(softmax_task, computed):
     engine = Engine(softmax_task, FakeEvaluator(), ScriptedMutator(tagged),
                     EngineConfig(iterations=6, n_islands=2, migration_interval=1),
                     seed_source=SOFTMAX_SEED)
@@ -142,17 +148,9 @@ def test_each_child_config_key_is_computed_once(softmax_task, monkeypatch):
     assert all(c.config_key in engine.state.tried for c in engine.population.candidates())
 
 
-def test_a_parameter_child_carries_the_key_its_search_computed(softmax_task, monkeypatch):
+def test_a_parameter_child_carries_the_key_its_search_computed(softmax_task, computed):
     from evotui.engine.mutators import ParamMutatorAdapter
 
-    computed: Counter[str] = Counter()
-
-    def counting(source: str) -> str:
-        computed[source] += 1
-        return config_key(source)
-
-    monkeypatch.setattr(population_module, "config_key", counting)
-    monkeypatch.setattr(proposing_module, "config_key", counting)
     engine = Engine(softmax_task, FakeEvaluator(), ParamMutatorAdapter(),
                     EngineConfig(iterations=4, n_islands=2), seed_source=SOFTMAX_SEED)
     asyncio.run(engine.run())
