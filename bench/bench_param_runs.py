@@ -68,6 +68,28 @@ async def one(name: str, pool: EvaluatorPool, out: Path, iterations: int, cap_s:
     return result.report
 
 
+class PhaseLog:
+    """Each evaluation's phases (seconds), as the pool measured them: where a candidate's time
+    goes (start, load, warm, gate_wait, trials, timing, ghost, judge)."""
+
+    def __init__(self, pool: EvaluatorPool) -> None:
+        self.entries: list[dict[str, float]] = []
+        evaluate = pool.aevaluate
+
+        async def logged(request: EvalRequest, *args: object, **kwargs: object) -> object:
+            result = await evaluate(request, *args, **kwargs)
+            self.entries.append({**result.phases, "total": result.wall_s})
+            return result
+
+        pool.aevaluate = logged  # type: ignore[method-assign]
+
+    def mean_since(self, start: int) -> dict[str, float]:
+        entries = self.entries[start:]
+        keys = sorted({k for e in entries for k in e})
+        return {k: round(sum(e.get(k, 0.0) for e in entries) / len(entries), 3)
+                for k in keys} if entries else {}
+
+
 def write_table(reports: dict[str, dict], out: Path) -> str:
     rows = ["| sample | evaluated | accepted | seed ×eager | best ×eager | best ×compile | "
             "best % roofline | best % same-size copy | best vs seed | evals/min | outcome | "
@@ -97,14 +119,17 @@ async def main_async(args: argparse.Namespace) -> int:
     reports: dict[str, dict] = {}
     with EvaluatorPool(args.device) as pool:
         print(f"lanes: {pool.devices}", flush=True)
+        log = PhaseLog(pool)
         for name in names:
             print(f"{name}: pool warmed in {await warm(pool, name):.0f} s", flush=True)
-            t0 = time.monotonic()
+            t0, first = time.monotonic(), len(log.entries)
             reports[name] = await one(name, pool, args.out, args.iterations, args.cap_s, args.device,
                                       args.memory_k)
             r = reports[name]
+            r["mean_phases_s"] = log.mean_since(first)
             print(f"{name}: {r['outcome']} after {r['evaluated']} children in "
-                  f"{time.monotonic() - t0:.0f} s", flush=True)
+                  f"{time.monotonic() - t0:.0f} s; mean seconds per evaluation: "
+                  f"{r['mean_phases_s']}", flush=True)
             write_table(reports, args.out)  # after each sample: a cut-short bench keeps its rows
     print(write_table(reports, args.out))
     return 0
