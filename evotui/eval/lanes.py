@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from evotui.core import reasons
+from evotui.eval.control import Op
 from evotui.eval.messages import ABReport, Report
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
 from evotui.task.model import TaskRef
@@ -135,7 +136,7 @@ def let_go(worker: WorkerProcess) -> None:
     if not worker.alive:
         return
     try:
-        worker.request({"op": "release"}, RELEASE_TIMEOUT_S)
+        worker.request(Op("release"), RELEASE_TIMEOUT_S)
     except (WorkerDied, WorkerTimeout):
         worker.kill()
 

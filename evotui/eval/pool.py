@@ -20,6 +20,7 @@ from typing import Any
 import evotui.eval.protocol as protocol
 from evotui.core import reasons
 from evotui.dialects.base import Backend, StaticIssue
+from evotui.eval.control import Op
 from evotui.eval.evaluator import Evaluator
 from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are the pool's too
     Gate,
@@ -39,7 +40,7 @@ from evotui.eval.messages import ABReport, MalformedMessage, Report, Request, Tr
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.eval.sandbox import Isolation
 from evotui.eval.sandbox_state import SandboxState, local_sandbox_state
-from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
+from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout, facts_of
 from evotui.task.model import TaskRef
 
 OUTPUT_LIMIT_BYTES = 1 * 1024 * 1024
@@ -121,8 +122,8 @@ class EvaluatorPool(Evaluator):
                 worker.start()
         except (WorkerDied, WorkerTimeout):
             return None
-        found = worker.hello.get("isolation")
-        return Isolation.from_dict(found) if isinstance(found, dict) else None
+        found = worker.hello.isolation
+        return Isolation.from_dict(found) if found is not None else None
 
     def sandbox_state(self) -> SandboxState:
         return local_sandbox_state(self.sandbox, self.isolation)
@@ -163,7 +164,7 @@ class EvaluatorPool(Evaluator):
         with lane.gate:
             if not lane.judge.alive:
                 lane.judge.start()
-            return lane.judge.request({"op": "facts"}, JUDGE_TIMEOUT_S).get("facts") or {}
+            return facts_of(lane.judge.request(Op("facts"), JUDGE_TIMEOUT_S))
 
     async def acompare(self, task: TaskRef, incumbent: str, challenger: str,
                        timeout_s: float = 300.0) -> ABResult | None:
@@ -198,11 +199,9 @@ class EvaluatorPool(Evaluator):
         req = Request(**self._task_fields(task), candidates=tuple(paths), scratch=str(lane.scratch),
                       shapes=tuple(shapes), init_seed=seed(), timing_seed=seed(),
                       timing_seeds=tuple(seed() for _ in range(sets)), recheck_seed=seed())
-        wire = req.to_json()  # the same request to the worker and to the judge
         with Gate(lane) as gate:  # held until the report's bytes are judged and let go
             try:
-                answer = lane.candidate.request({"op": "compare", "request": wire,
-                                                 "timeout_s": timeout_s},
+                answer = lane.candidate.request(Op("compare", req, timeout_s=timeout_s),
                                                 timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
             except WorkerTimeout:
                 return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
@@ -211,9 +210,8 @@ class EvaluatorPool(Evaluator):
             report = gate.checked(ABReport.parse(answer))
             gate.acquire()
             try:
-                check = Verdict.from_json(lane.judge.request(
-                    {"op": "check_ab", "request": wire, "report": report.to_json()},
-                    JUDGE_TIMEOUT_S))
+                check = Verdict.from_json(lane.judge.request(Op("check_ab", req, report),
+                                                             JUDGE_TIMEOUT_S))
             except (WorkerDied, WorkerTimeout, MalformedMessage) as e:
                 lane.judge.kill()
                 return ABResult(ok=False, reason=reasons.HARNESS_ERROR,
@@ -350,10 +348,9 @@ class EvaluatorPool(Evaluator):
                 common: dict[str, Any], t0: float) -> EvalResult:
         worker = lane.candidate
         started = time.monotonic()
-        wire = req.to_json()  # the same request to the worker and to the judge
-        try:
+        try:  # the same request goes to the judge
             report = gate.checked(Report.parse(worker.request(
-                {"op": "evaluate", "request": wire, "timeout_s": request.timeout_s},
+                Op("evaluate", req, timeout_s=request.timeout_s),
                 request.timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)))
         except WorkerTimeout:
             report = Report.failed(reasons.TIMEOUT,
@@ -374,8 +371,8 @@ class EvaluatorPool(Evaluator):
         gate.acquire()
         judge_started = time.monotonic()
         try:
-            verdict = Verdict.from_json(lane.judge.request(
-                {"op": "judge", "request": wire, "report": report.to_json()}, JUDGE_TIMEOUT_S))
+            verdict = Verdict.from_json(lane.judge.request(Op("judge", req, report),
+                                                           JUDGE_TIMEOUT_S))
         except (WorkerDied, WorkerTimeout, MalformedMessage) as e:
             lane.judge.kill()
             return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from evotui.eval.control import Op
     from evotui.eval.messages import ABReport, Report, Request
 
 
@@ -70,10 +71,11 @@ class CandidateHost:
     def _gate(self) -> None:
         """The candidate asks for the device: the pool holds its gate from this answer on."""
         import evotui.eval.protocol as protocol
+        from evotui.eval.control import GATE_ASK, is_gate_granted
 
         assert self.conn is not None
-        protocol.send(self.conn, {"gate": "acquire"})
-        if protocol.recv(self.conn).get("gate") != "granted":
+        protocol.send(self.conn, GATE_ASK)
+        if not is_gate_granted(protocol.recv(self.conn)):
             raise RuntimeError("the pool did not grant the device")
 
     def release(self) -> None:
@@ -153,26 +155,25 @@ def _describe_status(code: int | None) -> str:
     return f"the candidate's process exited with status {code} before answering"
 
 
-def _answer(server: Any, role: str, op: Any, msg: dict[str, Any]) -> dict[str, Any]:
-    from evotui.eval.messages import ABReport, Report, Request, failure_reply
+def _answer(server: Any, role: str, op: Op) -> dict[str, Any]:
+    from evotui.eval.control import Done
+    from evotui.eval.messages import failure_reply
 
-    if op == "ping":
-        return {"ok": True}
-    if op == "release" and role == "candidate":
+    name, request, report = op.op, op.request, op.report
+    if name == "ping":
+        return Done().to_json()
+    if name == "release" and role == "candidate":
         server.release()
-        return {"ok": True}
-    if op in ("evaluate", "compare") and role == "candidate":
-        return server.run(op, Request.from_json(msg.get("request")),
-                          float(msg.get("timeout_s", 120.0))).to_json()
-    if op == "check_ab" and role == "judge":
-        return server.check_ab(Request.from_json(msg.get("request")),
-                               ABReport.from_json(msg.get("report"))).to_json()
-    if op == "judge" and role == "judge":
-        return server.judge(Request.from_json(msg.get("request")),
-                            Report.from_json(msg.get("report"))).to_json()
-    if op == "facts" and role == "judge":
-        return {"ok": True, "facts": server.device_facts() if server.timer else None}
-    return failure_reply("harness_error", f"unknown op {op!r}")
+        return Done().to_json()
+    if name in ("evaluate", "compare") and role == "candidate":
+        return server.run(name, request, op.timeout_s).to_json()
+    if name == "check_ab" and role == "judge":
+        return server.check_ab(request, report).to_json()
+    if name == "judge" and role == "judge":
+        return server.judge(request, report).to_json()
+    if name == "facts" and role == "judge":
+        return Done(facts=server.device_facts() if server.timer else None).to_json()
+    return failure_reply("harness_error", f"the {role} worker does not answer {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,38 +187,40 @@ def main(argv: list[str] | None = None) -> int:
     if root not in sys.path:
         sys.path.insert(0, root)
     import evotui.eval.protocol as protocol
+    from evotui.eval.control import Hello, Op
     from evotui.eval.messages import failure_reply
 
     conn = Connection(args.fd)
     server: Any
+    hello: Hello
     cache: Path | None = None  # the candidate host's compiler cache, removed on the way out
     try:
         if args.role == "candidate":
             server = CandidateHost(args.device)
             server.conn = conn
             cache = server.trusted_cache
-            hello = {"ready": True, "pid": os.getpid(), "isolation": server.isolation.as_dict()}
+            hello = Hello(True, os.getpid(), server.isolation.as_dict())
         else:
             from evotui.eval.judge import Judge
 
             server = Judge(args.device)
-            hello = {"ready": True, "pid": os.getpid()}
+            hello = Hello(True, os.getpid())
     except Exception as e:  # noqa: BLE001 - report start-up failures to the pool
-        protocol.send(conn, {"ready": False, "error": f"{type(e).__name__}: {e}"})
+        protocol.send(conn, Hello(False, error=f"{type(e).__name__}: {e}").to_json())
         return 1
-    protocol.send(conn, hello)
+    protocol.send(conn, hello.to_json())
 
     while True:
         try:
             msg = protocol.recv(conn)
         except (EOFError, OSError):
             break
-        op = msg.get("op")
         try:
-            if op == "shutdown":
+            op = Op.from_json(msg)
+            if op.op == "shutdown":
                 break
-            reply = _answer(server, args.role, op, msg)
-        except Exception as e:  # noqa: BLE001
+            reply = _answer(server, args.role, op)
+        except Exception as e:  # noqa: BLE001 - a malformed op too: the pool's, not a candidate's
             reply = {**failure_reply("harness_error", f"{type(e).__name__}: {e}"),
                      "traceback": traceback.format_exc()[-4000:]}
         sys.stdout.flush()

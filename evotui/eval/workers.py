@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import evotui.eval.protocol as protocol
+from evotui.eval.control import GATE_GRANTED, Done, Hello, Op, is_gate_ask
+from evotui.eval.json_fields import MalformedMessage
 from evotui.eval.sandbox.policy import scrubbed_environment
 
 START_TIMEOUT_S = 180.0
@@ -44,7 +46,7 @@ class WorkerProcess:
         self.output_bytes = 0
         self._tail = bytearray()
         self.restarts = 0
-        self.hello: dict[str, Any] = {}
+        self.hello = Hello(False)
 
     @property
     def alive(self) -> bool:
@@ -68,10 +70,13 @@ class WorkerProcess:
         self.conn = Connection(parent_sock.detach())
         self.output_bytes = 0
         threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
-        hello = self.hello = self._wait(START_TIMEOUT_S)
-        if not hello.get("ready"):
+        try:
+            hello = self.hello = Hello.from_json(self._wait(START_TIMEOUT_S))
+        except MalformedMessage as e:
+            hello = Hello(False, error=str(e))
+        if not hello.ready:
             self.kill()
-            raise WorkerDied(f"{self.role} worker failed to start: {hello.get('error')}\n{self.tail()}")
+            raise WorkerDied(f"{self.role} worker failed to start: {hello.error}\n{self.tail()}")
 
     def _drain(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdout is not None
@@ -83,16 +88,17 @@ class WorkerProcess:
     def tail(self, n: int = 2000) -> str:
         return bytes(self._tail[-n:]).decode(errors="replace")
 
-    def request(self, message: dict[str, Any], timeout: float,
+    def request(self, op: Op, timeout: float,
                 on_gate: Callable[[], None] | None = None) -> dict[str, Any]:
-        """Send ``message`` and wait for the answer. A candidate worker may first ask for
-        its device's gate: ``on_gate`` blocks until it is held (not counted in ``timeout``)."""
+        """Send ``op`` and wait for the answer (the JSON object of the record the op returns).
+        A candidate worker may first ask for its device's gate: ``on_gate`` blocks until it
+        is held (not counted in ``timeout``)."""
         if not self.alive:
             self.restart()
         assert self.conn is not None
         self.output_bytes = 0
         try:
-            protocol.send(self.conn, message)
+            protocol.send(self.conn, op.to_json())
         except OSError as e:
             raise WorkerDied(f"could not send to worker: {e}") from None
         return self._wait(timeout, on_gate)
@@ -108,13 +114,13 @@ class WorkerProcess:
             try:
                 if self.conn.poll(min(remaining, 0.5)):
                     reply = protocol.recv(self.conn)
-                    if reply.get("gate") != "acquire":
+                    if not is_gate_ask(reply):
                         return reply
                     started = time.monotonic()
                     if on_gate is not None:
                         on_gate()
                     deadline += time.monotonic() - started
-                    protocol.send(self.conn, {"gate": "granted"})
+                    protocol.send(self.conn, GATE_GRANTED)
                     continue
             except (EOFError, OSError, ValueError):
                 pass
@@ -151,7 +157,7 @@ class WorkerProcess:
     def stop(self) -> None:
         if self.alive and self.conn is not None:
             try:
-                protocol.send(self.conn, {"op": "shutdown"})
+                protocol.send(self.conn, Op("shutdown").to_json())
                 self.proc.wait(timeout=5)  # type: ignore[union-attr]
             except (OSError, subprocess.TimeoutExpired):
                 pass
@@ -165,3 +171,11 @@ def _describe_exit(code: int) -> str:
         except ValueError:
             return f"worker killed by signal {-code}"
     return f"worker exited with status {code}"
+
+
+def facts_of(answer: dict[str, Any]) -> dict[str, Any]:
+    """The device facts of a judge's answer to ``facts`` (empty on the CPU or if malformed)."""
+    try:
+        return Done.from_json(answer).facts or {}
+    except MalformedMessage:
+        return {}
