@@ -111,7 +111,7 @@ def main() -> int:
                 "variant_rejections": sorted({o.reason for o in outcomes if not o.accepted}),
                 "best_variant_us": best_variant.time_ms * 1000 if best_variant else None,
                 "variant_phases_s": {k: round(statistics.median(o.phases.get(k, 0.0) for o in outcomes), 3)
-                                     for k in ("load", "trials", "timing", "timer", "ghost", "judge")} if outcomes else {},
+                                     for k in ("load", "trials", "timing", "timing:timer", "ghost", "judge")} if outcomes else {},
             }
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -18,6 +18,15 @@ class TimedPhase:
     def _time(self, req: Request, run, model_for, task, shapes, scratch, allow,
               phases: dict[str, float]) -> TimingReport:
         torch = self.torch
+        # Parts of "timing", in seconds, as "timing:PART": where a candidate holds the device
+        clock = time.perf_counter()
+
+        def lap(part: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            phases[f"timing:{part}"] = phases.get(f"timing:{part}", 0.0) + now - clock
+            clock = now
+
         # Timed calls rotate over separately allocated input sets: placement effects average
         # out within a run (steadier across runs) and no call sees the previous call's tensors.
         seeds, sets = self._timing_inputs(req, task, shapes[0])
@@ -29,8 +38,7 @@ class TimedPhase:
         watched_ops: dict[str, int] = {}
         watched = self._watcher(allow, watched_ops)
         self.recorder.reset()
-
-        clock = time.perf_counter()
+        lap("sets")
         try:
             if self.timer is not None:
                 timing = self.timer.time(calls.call, watch=watched, rng=random.Random(seeds[0]),
@@ -47,7 +55,7 @@ class TimedPhase:
                 timing = time_interpreter(lambda: watched(calls.call), prepare=calls.prepare)
         except BaseException as e:  # noqa: BLE001
             raise self._failure(e, req.candidate, "while timing: ") from None
-        phases["timer"] = time.perf_counter() - clock  # of "timing": the rest is the rechecks
+        lap("timer")
         timing_launches = self.recorder.total
         judged = calls.finish()
         if self.device.type == "cuda":
@@ -56,6 +64,7 @@ class TimedPhase:
         inputs_after = [(s, calls.perturbed[k], self._inputs_after(inp, scratch, f"timed_in{k}"))
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
         self._settle_inputs()  # before the calls below change the sets' values again
+        lap("handover")
         graph_replay = None
         if timing.method == "graph":
             # the replayed calls ran without new values between them: once more on new values
@@ -69,7 +78,9 @@ class TimedPhase:
                                                               "graph_out")))
         inputs = sets[calls.last]
         calls.out = None
+        lap("graph_replay")
         fresh_check = self._fresh_vs_same(model, calls, task, shapes[0], req)
+        lap("fresh_vs_same")
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
         self._refill(inputs, task, shapes[0], req.recheck_seed)
@@ -82,6 +93,8 @@ class TimedPhase:
         del recheck_outs
         verify_policy = OpPolicy(allow, poison=True)
         _, vouts, _ = run(0, req.verify_seed, verify_policy)
+        verified = tuple(self._dump(vouts, scratch, "verify_out"))
+        lap("rechecks")
         return TimingReport(
             **timing.as_dict(), seed=calls.saw[0], perturbed=calls.saw[1], calls=calls.calls,
             launches=timing_launches, launches_per_call=steady_launches,
@@ -92,7 +105,7 @@ class TimedPhase:
             earlier_outputs=judged.earlier_outputs, audited=judged.audited,
             weights_changed=judged.weights_changed,
             inputs_after=tuple(SetAfter(s, n, tuple(inputs)) for s, n, inputs in inputs_after),
-            verify=Checked(req.verify_seed, tuple(self._dump(vouts, scratch, "verify_out"))))
+            verify=Checked(req.verify_seed, verified))
 
     def _fresh_vs_same(self, model, calls: TimedCalls, task, shape, req) -> Any:
         """Calls on new values vs calls on the same values written again, and on those with
