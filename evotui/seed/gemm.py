@@ -1,7 +1,11 @@
 """The matrix-product family: one (batched) matrix product of inputs or parameters (any
 strides: transposes are views), then any element-wise epilogue (bias, scale, activation,
 residual) fused on the fp32 accumulator. Tiled with grouped program order; fp32 operands
-use IEEE products, or three TF32 ones where the search sets TF32X3 (``precision.DotPrecision``)."""
+use IEEE products, or three TF32 ones where the search sets TF32X3 (``precision.DotPrecision``).
+
+Where the output's tiles are too few to fill the GPU (a long K: 256x256 over half a million),
+K is split too (``MIN_PROGRAMS``): each program writes the product of its piece of K, and a
+second kernel sums the pieces and applies the epilogue."""
 
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ TUNABLES = [Tunable("BLOCK_M", 64, [16, 32, 64, 128, 256]),
             Tunable("BLOCK_K", 32, [16, 32, 64, 128]),
             Tunable("GROUP_M", 8, [1, 4, 8, 16]),
             Tunable("NUM_WARPS", 4, [2, 4, 8]),
-            Tunable("NUM_STAGES", 2, [1, 2, 3, 4, 5])]
+            Tunable("NUM_STAGES", 2, [1, 2, 3, 4, 5]),
+            Tunable("MIN_PROGRAMS", 512, [1, 128, 256, 512, 1024, 2048])]  # 1: K never split
 
 
 def fits(graph: Graph) -> bool:
@@ -56,14 +61,21 @@ def derive(graph: Graph, kernel: str) -> Parts:
     kernel_src = template("gemm.py.tmpl").substitute(
         kernel=kernel, args=args, precision=precision.dot, precision_param=precision.param,
         epilogue="\n".join(body))
+    combine_args = ", ".join(ptrs + ["c_ptr", "M", "N", "sc_b", "sc_m", "sc_n"] + strides)
+    split_src = template("gemm_split.py.tmpl").substitute(
+        kernel=kernel, args=combine_args, precision=precision.dot,
+        precision_param=precision.param, epilogue="\n".join(body))
     fwd = _forward(graph, kernel, mm, exts, out, chain, precision.launch)
     doc = ("Derived from the reference: a tiled matrix product"
            + (" with its epilogue (" + ", ".join(dict.fromkeys(n.op for n in epilogue)) + ")"
               if epilogue else "")
            + " fused,\nan fp32 accumulator, grouped (GROUP_M) program order.\n"
-           "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS, NUM_STAGES"
+           "With fewer tiles than MIN_PROGRAMS, K is split between programs too and a second\n"
+           "kernel sums the pieces.\n"
+           "Knobs: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS, NUM_STAGES, MIN_PROGRAMS"
            + (", TF32X3 (fp32 products as three TF32 ones)" if precision.tunables else "") + ".")
-    return Parts(doc=doc, kernels=[kernel_src], tunables=[*TUNABLES, *precision.tunables],
+    return Parts(doc=doc, kernels=[kernel_src, split_src],
+                 tunables=[*TUNABLES, *precision.tunables],
                  forward=fwd)
 
 
@@ -96,10 +108,24 @@ def _forward(graph: Graph, kernel: str, mm: Node, exts: list[Node], out: Node,
             strides += [f"e{k}.stride(0)", f"e{k}.stride(1)", f"e{k}.stride(2)"]
         else:
             strides += ["0", f"e{k}.stride(0)", f"e{k}.stride(1)"]
-    call += ["c", "m", "n", "k", "*sa", "*sb", "*sc"] + strides
+    tiles = ["c", "m", "n"]
+    call += [*tiles, "k", "*sa", "*sb", "*sc"] + strides
+    config = (f"BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K, GM=GROUP_M{precision}, num_warps=NUM_WARPS, "
+              "num_stages=NUM_STAGES")
+    combine = ["work", *call[2:2 + len(names)], *tiles, "*sc", *strides, "pieces", "nb"]
     lines += ["grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N), nb)",
-              f"{kernel}[grid]({', '.join(call)}, BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K, "
-              f"GM=GROUP_M{precision}, num_warps=NUM_WARPS, num_stages=NUM_STAGES)"]
+              # too few tiles for the GPU: K in pieces too, then the pieces summed
+              "pieces = min(triton.cdiv(k, BLOCK_K), max(1, MIN_PROGRAMS // (grid[0] * nb)))",
+              "if pieces > 1:",
+              "    k_chunk = triton.cdiv(triton.cdiv(k, pieces), BLOCK_K) * BLOCK_K",
+              "    pieces = triton.cdiv(k, k_chunk)",
+              "    work = torch.empty((pieces, nb, m, n), dtype=torch.float32, device=a.device)",
+              f"    {kernel}_partial[grid + (pieces,)](a, b, work, m, n, k, k_chunk, nb, *sa, *sb, "
+              f"{config})",
+              f"    {kernel}_combine[grid]({', '.join(combine)}, BM=BLOCK_M, BN=BLOCK_N, "
+              "num_warps=NUM_WARPS)",
+              "else:",
+              f"    {kernel}[grid]({', '.join(call)}, {config})"]
     lines += replay_chain("c", out, chain, ops)
     lines.append(f"return {chain[-1].name if chain else 'c'}")
     if out.dtype != mm.dtype:
