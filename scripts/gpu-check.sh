@@ -5,7 +5,7 @@
 # (AB_RUN=1) the advice A/B, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
 # new processes each (as separate `evotui bench` commands). SKIP_TESTS=1 / SKIP_BENCH=1 leave
 # out the first two; SKIP_SANDBOX_BENCH=1 the two seeds judged in the sandbox first;
-# PYTEST_K selects GPU tests by keyword expression. SUITE_LISTS="a.txt b.txt" runs
+# PYTEST_K selects GPU tests by keyword expression, GPU_TESTS by file (default: all three files). SUITE_LISTS="a.txt b.txt" runs
 # `evotui suite` over each list (SUITE_ARGS, e.g. --budget 30 --time-budget 30s), stopped as by
 # Ctrl-C after SUITE_S seconds; the suite folder stays under runs/ (the same command resumes it)
 # and goes to $OUT as suite-NAME.tar.gz.
@@ -42,8 +42,9 @@ for list in ${SUITE_LISTS:-}; do
   tar -czf "$out/suite-$name.tar.gz" "runs/suite-$name"
 done
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  python3 -m pytest -m gpu -q -p no:cacheprovider tests/eval/test_eval_gpu.py tests/dialects/test_cuda_gpu.py \
-    tests/eval/test_dask_pool.py ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"
+  python3 -m pytest -m gpu -q -p no:cacheprovider \
+    ${GPU_TESTS:-tests/eval/test_eval_gpu.py tests/dialects/test_cuda_gpu.py tests/eval/test_dask_pool.py} \
+    ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/bench_samples.py --out "$out" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
