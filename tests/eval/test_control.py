@@ -10,7 +10,15 @@ import pytest
 
 from evotui.core import reasons
 from evotui.eval import protocol
-from evotui.eval.control import GATE_ASK, GATE_GRANTED, Done, Hello, Op, is_gate_ask, is_gate_granted
+from evotui.eval.control import (
+    GATE_ASK,
+    GATE_GRANTED,
+    Done,
+    Hello,
+    Op,
+    is_gate_ask,
+    is_gate_granted,
+)
 from evotui.eval.messages import ABReport, MalformedMessage, Report, Request
 from evotui.eval.workers import WorkerProcess, facts_of
 
