@@ -5,8 +5,10 @@ A KernelBench file sets its sizes as module constants (``batch_size = 4096``, ``
 interpreter runs kernels in Python, so those sizes would take minutes a call. Here the
 constants that ``get_inputs``/``get_init_inputs`` read are divided by one common factor
 (their ratios kept, none below 16 unless it was already smaller) until inputs, outputs and
-weights fit in about 1 MB and the FLOPs in about 5e7; the footprint is measured on the meta
-device (no memory, no arithmetic), so a file with 64 GB of inputs costs nothing to size.
+weights fit in about 1 MB and the FLOPs in about 5e7. Where 16 is still too big (a 3-D
+transposed convolution: batch, channels and three spatial sizes of 16 multiply out to billions
+of FLOPs), they go on shrinking down to 4. The footprint is measured on the meta device (no
+memory, no arithmetic), so a file with 64 GB of inputs costs nothing to size.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from evotui.task.errors import TaskError
 CPU_BYTES_LIMIT = 2**20
 CPU_FLOPS_LIMIT = 5e7
 FLOOR = 16  # a constant is not shrunk below this (nor changed at all when it is smaller)
+LAST_FLOOR = 4  # ... unless no shape at FLOOR fits
 _MAX_STEPS = 24
 
 
@@ -96,10 +99,10 @@ def choose_cpu_shape(module: types.ModuleType, fixed: dict[str, Any]) -> CpuShap
     """The least-shrunk shape that fits the interpreter; ``fixed`` constants are kept."""
     consts = {k: v for k, v in size_constants(module).items() if k not in fixed}
     runs_on_meta = False
-    scale = 1
+    scale, floor = 1, FLOOR
     best: CpuShape | None = None
     for _ in range(_MAX_STEPS):
-        shape = {**{k: _scaled(v, scale) for k, v in consts.items()}, **fixed}
+        shape = {**{k: _scaled(v, scale, floor) for k, v in consts.items()}, **fixed}
         try:
             fp = footprint(module, shape)
             if scale == 1:
@@ -113,8 +116,11 @@ def choose_cpu_shape(module: types.ModuleType, fixed: dict[str, Any]) -> CpuShap
                             {k: module.__dict__.get(k) for k in shape})
             if fp.fits_cpu():
                 return best
-        if all(_scaled(v, scale) == _scaled(v, scale * 2) for v in consts.values()):
-            break
+        if all(_scaled(v, scale, floor) == _scaled(v, scale * 2, floor) for v in consts.values()):
+            if floor == LAST_FLOOR:
+                break
+            floor = LAST_FLOOR  # the same scale again, with room below FLOOR
+            continue
         scale *= 2
     if best is not None:
         return best
@@ -123,12 +129,12 @@ def choose_cpu_shape(module: types.ModuleType, fixed: dict[str, Any]) -> CpuShap
     return CpuShape(dict(fixed), Footprint(0, 0, 0, 0.0, exact=False), {})
 
 
-def _scaled(value: Any, scale: int) -> Any:
+def _scaled(value: Any, scale: int, floor: int = FLOOR) -> Any:
     if isinstance(value, tuple):
-        return tuple(_scaled(v, scale) for v in value)
-    if value < FLOOR:
+        return tuple(_scaled(v, scale, floor) for v in value)
+    if value < FLOOR:  # a small constant (a kernel size, a group count) is never changed
         return value
-    return max(FLOOR, value // scale)
+    return max(floor, value // scale)
 
 
 def _nbytes(t: Any) -> int:

@@ -121,3 +121,48 @@ def test_bench_takes_shape_and_allow_torch(tmp_path):
     strict = cli("bench", str(task.path), str(seed), "--device", "cpu", *shape, "--json",
                  home=tmp_path)
     assert strict.returncode == 1 and '"torch_fallback"' in strict.stdout, strict.stdout[-2000:]
+
+
+CONV3D_T = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.ConvTranspose3d(in_channels, out_channels, kernel_size)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+batch_size = 16
+in_channels = 32
+out_channels = 16
+kernel_size = (3, 5, 7)
+depth_in = 16
+height_in = 32
+width_in = 64
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, depth_in, height_in, width_in)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
+'''
+
+
+def test_sizes_go_below_16_only_where_16_is_still_too_big(tmp_path):
+    # a 3-D transposed convolution: at 16 for every size it is still ~4e9 FLOPs, minutes in
+    # the interpreter; below 16 it fits, its kernel size untouched
+    path = tmp_path / "conv3d_t.py"
+    path.write_text(CONV3D_T)
+    chosen = resolve_task(path).cpu_shape()
+    assert chosen.footprint.fits_cpu(), chosen.footprint.describe()
+    assert chosen.shape["kernel_size"] == (3, 5, 7)
+    assert min(chosen.shape[k] for k in ("batch_size", "depth_in", "in_channels")) < 16
+    assert chosen.shape["width_in"] / chosen.shape["depth_in"] == 4  # ratios kept
+    # one that fits at 16 stays at 16 or more
+    assert resolve_task(KB / "07_Mean_over_dim.py").shapes("cpu")[0]["batch_size"] >= 16
