@@ -9,6 +9,7 @@ from typing import Any
 
 import evotui.eval.outbox as outbox
 from evotui.core import reasons
+from evotui.eval.control import ALONE
 from evotui.eval.failures import CandidateFailure
 from evotui.eval.messages import ABReport, Request
 from evotui.eval.timed_calls import TimedCalls, as_outputs
@@ -39,7 +40,7 @@ class ABPhase:
                 torch.manual_seed(req.init_seed)
                 models.append(cls(*make_init_inputs(task, shape)).to(self.device))
             if req.gate and outbox.has_channel():
-                outbox.ask_gate()
+                outbox.ask_gate(ALONE)  # every call from here on is timed
             last: list[Any] = [None] * len(models)
             allow = req.allow_torch
             violations: dict[str, int] = {}

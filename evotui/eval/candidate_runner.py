@@ -17,6 +17,7 @@ import evotui.eval.failures as failures
 import evotui.eval.outbox as outbox
 from evotui.core import reasons
 from evotui.eval.ab_phase import ABPhase
+from evotui.eval.control import SHARE
 from evotui.eval.failures import CandidateFailure, harness_failure, named_reason, short_traceback
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
@@ -311,12 +312,12 @@ class CandidateRunner(TimedPhase, ABPhase):
         damaged = False
         if req.gate and outbox.has_channel():
             # compiled and loaded while another candidate of this device may be timed; then
-            # the device alone for the trials and the timing
+            # the device shared with others' untimed work for the trials (alone for timing)
             first = req.trials[0]
             run(first.shape, first.seed if req.warm_seed is None else req.warm_seed,
                 OpPolicy(allow))
             phases["warm"], clock = time.perf_counter() - clock, time.perf_counter()
-            outbox.ask_gate()
+            outbox.ask_gate(SHARE)
             phases["gate_wait"], clock = time.perf_counter() - clock, time.perf_counter()
         for i, trial in enumerate(req.trials):
             policy = OpPolicy(allow, poison=True)  # unwritten outputs read as NaN

@@ -3,8 +3,9 @@
 
 - ``Hello``: a worker's first message, once it has started (or failed to);
 - ``Op``: what the pool asks a worker to do, with the request and report it needs;
-- the device's gate: a candidate's process asks (``GATE_ASK``), the pool grants
-  (``GATE_GRANTED``) once it holds the gate;
+- the device's gate: a candidate's process asks (``gate_ask(mode)``: to share the device
+  for untimed work, or to have it alone for timing; ``evotui.eval.device_gate``), the pool
+  grants (``GATE_GRANTED``) once it holds the gate that way;
 - ``Done``: the answer of an op that returns no record (``ping``, ``release``, ``facts``).
 
 Each travels as one JSON object and is read back with its fields' types checked; an op the
@@ -19,7 +20,8 @@ from typing import Any
 from evotui.eval.json_fields import Fields, MalformedMessage, Record
 from evotui.eval.messages import ABReport, Report, Request
 
-GATE_ASK: dict[str, Any] = {"gate": "acquire"}
+SHARE, ALONE = "share", "alone"  # how a candidate asks to use its device
+GATE_ASK: dict[str, Any] = {"gate": "acquire", "mode": SHARE}
 GATE_GRANTED: dict[str, Any] = {"gate": "granted"}
 
 # op -> (whether it carries a request, the report type it carries, if any)
@@ -28,6 +30,7 @@ _OPS: dict[str, tuple[bool, type[Report] | type[ABReport] | None]] = {
     "release": (False, None),  # the candidate worker closes what it last handed over
     "shutdown": (False, None),
     "facts": (False, None),  # the judge's device facts
+    "prime": (True, None),  # judge: time a task's baselines (with the device alone)
     "evaluate": (True, None),  # candidate worker: one evaluation
     "compare": (True, None),  # candidate worker: one A/B
     "judge": (True, Report),  # judge: the verdict on an evaluation's report
@@ -35,8 +38,17 @@ _OPS: dict[str, tuple[bool, type[Report] | type[ABReport] | None]] = {
 }
 
 
+def gate_ask(mode: str) -> dict[str, Any]:
+    return {"gate": "acquire", "mode": mode}
+
+
 def is_gate_ask(message: dict[str, Any]) -> bool:
     return message.get("gate") == GATE_ASK["gate"]
+
+
+def gate_mode(message: dict[str, Any]) -> str:
+    """The mode a gate ask names; anything but a known one is asking to share."""
+    return ALONE if message.get("mode") == ALONE else SHARE
 
 
 def is_gate_granted(message: dict[str, Any]) -> bool:

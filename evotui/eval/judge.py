@@ -13,8 +13,8 @@ from typing import Any
 
 from evotui.core import reasons
 from evotui.eval.compare import compare_float, describe_worst
-from evotui.eval.device_rates import measure_device_facts, peak_bytes_per_s, time_baselines
 from evotui.eval.digest import fingerprint
+from evotui.eval.judge_figures import JudgeFigures
 from evotui.eval.messages import (
     ABReport,
     Audited,
@@ -30,10 +30,10 @@ from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.precision import exact_float32
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
 from evotui.eval.verdict_checks import Reject, check_request_answered, check_weights
-from evotui.task.model import TaskChanged, make_init_inputs, make_inputs, roofline_of, task_module
+from evotui.task.model import TaskChanged, make_init_inputs, make_inputs, task_module
 
 
-class Judge:
+class Judge(JudgeFigures):
     def __init__(self, device: str) -> None:
         import torch
 
@@ -47,9 +47,7 @@ class Judge:
             torch.cuda.set_device(self.device)
             self.timer = CudaTimer(self.device)
         self.models: dict[tuple[str, str, int], Any] = {}
-        self.baseline_cache: dict[str, dict[str, Any]] = {}
-        self.copy_ms: dict[int, float] = {}  # bytes moved -> a plain copy's time
-        self.facts: dict[str, Any] | None = None
+        super().__init__()
         self.blobs: list[str | None] = []  # where the report being judged left its bytes
         self.digest_key: int | None = None  # the key its inputs' fingerprints were made with
 
@@ -310,44 +308,6 @@ class Judge:
                          f"returned the device still worked {tail:.4f} ms: work escapes the "
                          "timed stream")
 
-    def _figures(self, req: Request, timing: TimingReport) -> dict[str, float | None]:
-        if self.device.type != "cuda" or timing.method == "interpreter":
-            return {}
-        facts = self.device_facts()
-        _, task = self._task(req.task, req.task_sha256)
-        inputs, refs = self._reference(req, 0, timing.seed)
-        roof = roofline_of(task, inputs, refs)
-        floor_ms = max(roof["bytes"] / facts["copy_bytes_per_s"],
-                       roof["flops"] / facts["matmul_flops_per_s"]) * 1000
-        # the reject floor uses the fastest known data rate: a kernel that mostly reads beats
-        # the copy rate honestly (the row-sum seed reaches 101 % of it on the H200)
-        limit_ms = max(roof["bytes"] / peak_bytes_per_s(facts),
-                       roof["flops"] / facts["matmul_flops_per_s"]) * 1000
-        median = timing.median_ms
-        if median < 0.9 * limit_ms:
-            raise Reject(reasons.BELOW_ROOFLINE,
-                         f"{median * 1000:.2f} µs per call, but moving the data takes at least "
-                         f"{limit_ms * 1000:.2f} µs on this GPU")
-        base = self.baselines(req)
-        eager, compiled = base.get("eager_ms"), base.get("compile_ms")
-        out = {"roofline_pct": 100.0 * floor_ms / median, "eager_ms": eager,
-               "compile_ms": compiled, "speedup_eager": eager / median if eager else None,
-               "speedup_compile": compiled / median if compiled else None}
-        if roof["bytes"] / facts["copy_bytes_per_s"] >= roof["flops"] / facts["matmul_flops_per_s"]:
-            out["copy_ms"] = self._copy_ms(int(roof["bytes"]))
-            out["copy_pct"] = 100.0 * out["copy_ms"] / median
-        return out
-
-    def _copy_ms(self, nbytes: int) -> float:
-        """A device-to-device copy moving ``nbytes`` in all (half read, half written), timed
-        like candidates; cached per size."""
-        if nbytes not in self.copy_ms:
-            src = self.torch.empty(max(nbytes // 2, 1), dtype=self.torch.int8, device=self.device)
-            dst = self.torch.empty_like(src)
-            self.copy_ms[nbytes] = self.timer.time(lambda: dst.copy_(src)).median_ms
-            del src, dst
-        return self.copy_ms[nbytes]
-
     def check_ab(self, req: Request, report: ABReport) -> Verdict:
         """The outputs of an A/B timing must be right too (a candidate cannot be fast only
         when it is being compared)."""
@@ -379,19 +339,3 @@ class Judge:
         _, refs = self._reference(req, 0, entry.seed, entry.perturbed)
         self._compare(req, entry.outputs, refs,
                       f"{label}a timed call picked at random (of {entry.of})", reasons.STALE_OUTPUT)
-
-    # -- baselines and device facts -------------------------------------------------------
-    def device_facts(self) -> dict[str, Any]:
-        if self.facts is None:
-            self.facts = measure_device_facts(self.torch, self.device)
-        return self.facts
-
-    def baselines(self, req: Request) -> dict[str, Any]:
-        key, _ = self._task(req.task, req.task_sha256)
-        if key not in self.baseline_cache:
-            if self.timer is None:
-                return {}
-            inputs, _ = self._reference(req, 0, 12345)
-            model = self.models[(key, repr(req.shapes[0]), req.init_seed)]
-            self.baseline_cache[key] = time_baselines(self.torch, self.timer, model, inputs)
-        return self.baseline_cache[key]

@@ -1,5 +1,5 @@
 """A lane of the evaluator pool: a device, its candidate worker and its judge, the gate
-that lets one candidate at a time use the device, and which devices there are."""
+through which its candidates share the device or have it alone, and which devices there are."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from evotui.core import reasons
-from evotui.eval.control import Op
+from evotui.eval.control import ALONE, Op
+from evotui.eval.device_gate import DeviceGate
 from evotui.eval.messages import ABReport, Report
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
 from evotui.task.model import TaskRef
@@ -27,11 +28,14 @@ class Lane:
     candidate: WorkerProcess
     judge: WorkerProcess  # shared by the lanes of one device
     scratch: Path
-    # the device's: held from when one of its candidates asks for it (its trials and timing)
-    # until the judge has read what it handed over and its worker has let that go (shared
-    # by the lanes of one device)
-    gate: threading.Lock = field(default_factory=threading.Lock)
+    # the device's (shared by the lanes of one device): a candidate shares it from its trials
+    # until the judge has read what it handed over and its worker has let that go, and has
+    # it alone while it is timed
+    gate: DeviceGate = field(default_factory=lambda: DeviceGate(16 << 30))
     shares_device: bool = False  # other lanes use this device too: candidates ask for the gate
+    # one request at a time to the judge (shared by the lanes of one device); taken inside
+    # the gate, never around it
+    judge_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def per_device_from_env() -> int:
@@ -95,38 +99,80 @@ def start_workers(lane: Lane) -> None:
     if not lane.candidate.alive:
         lane.candidate.start()
     if not lane.judge.alive:
-        with lane.gate:  # the judge may be another lane's too
+        with lane.judge_lock:  # the judge may be another lane's too
             if not lane.judge.alive:
                 lane.judge.start()
 
 
 class Gate:
-    """The device's gate for one candidate request: taken when the candidate asks for it,
-    given back when its answer is in. A report that says it was timed but never asked for
-    the device ran beside another candidate's timing, so its times mean nothing."""
+    """The device's gate for one candidate request, held the way the candidate last asked:
+    shared (its trials and checks) or alone (its timed calls); the pool shares it for the
+    judge and gives it back, with the host memory reserved for the request's outputs, once
+    the worker has let those go. A report with times that were not taken alone ran beside
+    other work on the device, so its times mean nothing."""
 
-    def __init__(self, lane: Lane) -> None:
-        self.lane = lane
-        self.held = False
-        self.asked = False
+    def __init__(self, lane: Lane, handover_bytes: int = 0) -> None:
+        self.lane, self.handover_bytes = lane, handover_bytes
+        self.state = ""  # "", "share" or "alone"
+        self.asked = self.was_alone = False
+        self.reserved: int | None = None
 
-    def acquire(self) -> None:
-        if not self.held:
-            self.lane.gate.acquire()
-            self.held = self.asked = True
+    def on_ask(self, mode: str) -> None:
+        """The candidate's process asks (``evotui.eval.outbox.ask_gate``)."""
+        self.asked = True
+        if mode == ALONE:
+            self.alone()
+            self.was_alone = True
+        else:
+            self.share()
+
+    def _reserve(self) -> None:
+        if self.reserved is None:
+            self.reserved = self.lane.gate.reserve(self.handover_bytes)
+
+    def share(self) -> None:
+        if self.state == "share":
+            return
+        if self.state == ALONE:
+            self.lane.gate.share_again()
+        else:
+            self._reserve()
+            self.lane.gate.share()
+        self.state = "share"
+
+    def alone(self) -> None:
+        if self.state == ALONE:
+            return
+        if self.state == "share":
+            self.lane.gate.unshare()
+            self.state = ""
+        self._reserve()
+        self.lane.gate.be_alone()
+        self.state = ALONE
 
     def __enter__(self) -> Gate:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.held:
-            self.held = False
-            self.lane.gate.release()
+        if self.state == "share":
+            self.lane.gate.unshare()
+        elif self.state == ALONE:
+            self.lane.gate.end_alone()
+        self.state = ""
+        if self.reserved is not None:
+            self.lane.gate.give_back(self.reserved)
+            self.reserved = None
 
     def checked(self, report: R) -> R:
-        if self.lane.shares_device and report.ok and not self.asked:
+        if not (self.lane.shares_device and report.ok):
+            return report
+        if not self.asked:
             return type(report).failed(reasons.TIMER_TAMPERED, "timed without holding the "
                                        "device (its gate was never asked for)")
+        timed = report.timings if isinstance(report, ABReport) else report.timing
+        if timed and not self.was_alone:
+            return type(report).failed(reasons.TIMER_TAMPERED, "timed while sharing the device "
+                                       "(it never asked to have it alone)")
         return report
 
 

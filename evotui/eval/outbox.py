@@ -25,7 +25,8 @@ from typing import Any
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 MAX_BLOBS = 4096  # handed over by one candidate; more is not a harness's doing
 KEY_REQUEST = b"key?"
-GATE_REQUEST = b"gpu?"  # the device's timing gate (``ask_gate``)
+# the device's gate (``ask_gate``): to share it (untimed work), or to have it alone (timing)
+GATE_REQUESTS = {b"gpu?": "share", b"gpu!": "alone"}
 
 _channel: socket.socket | None = None
 _sent = 0
@@ -55,12 +56,14 @@ def ask_key() -> int:
     return int(_channel.recv(64))
 
 
-def ask_gate() -> None:
-    """Wait until this candidate may use the device alone (its trials and timing): the pool
-    holds the device's gate for it from the answer until the candidate has answered."""
+def ask_gate(mode: str = "share") -> None:
+    """Wait until this candidate may use the device: ``share`` for untimed work (its trials
+    and checks, beside other candidates' checks and the judge), ``alone`` for its timed
+    calls. The pool holds the device's gate that way from the answer until the next ask, or
+    until the candidate has answered and been judged (``evotui.eval.device_gate``)."""
     if _channel is None:
         raise RuntimeError("no channel to ask for the device")
-    _channel.send(GATE_REQUEST)
+    _channel.send(next(ask for ask, m in GATE_REQUESTS.items() if m == mode))
     if _channel.recv(16) != b"go":
         raise RuntimeError("the device was not granted")
 
@@ -118,7 +121,7 @@ class Received:
     total_bytes: int = 0
     error: str = ""
     key: int | None = None  # the fingerprint key given to the candidate, once
-    gated: bool = False  # it was granted the device's gate
+    gated: bool = False  # it was granted the device's gate (either way)
     waited_s: float = 0.0  # for the gate: not counted against its time limit
 
     def close(self) -> None:
@@ -134,7 +137,7 @@ def receive(sock: socket.socket, into: Received, limit_bytes: int,
             gate: Callable[[], None] | None = None) -> bool:
     """Take one handed-over descriptor or request from ``sock`` (worker side); False at end
     of stream. A descriptor that is not sealed, or one past the limits, is closed and noted.
-    ``gate`` blocks until the device's gate is held for this candidate."""
+    ``gate(mode)`` blocks until the device's gate is held that way for this candidate."""
     try:
         data, fds, _, _ = socket.recv_fds(sock, 32, 4)
     except (BlockingIOError, InterruptedError):
@@ -148,12 +151,10 @@ def receive(sock: socket.socket, into: Received, limit_bytes: int,
             into.key = secrets.randbits(62)
         sock.send(str(into.key).encode())
         return True
-    if data == GATE_REQUEST and not fds:
-        if into.gated:
-            into.error = into.error or "asked for the device twice"
-        elif gate is not None:
+    if data in GATE_REQUESTS and not fds:
+        if gate is not None:
             started = time.monotonic()
-            gate()
+            gate(GATE_REQUESTS[data])
             into.waited_s += time.monotonic() - started
         into.gated = True
         sock.send(b"go")

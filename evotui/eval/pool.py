@@ -21,7 +21,9 @@ import evotui.eval.protocol as protocol
 from evotui.core import reasons
 from evotui.dialects.base import Backend, StaticIssue
 from evotui.eval.control import Op
+from evotui.eval.device_gate import DeviceGate
 from evotui.eval.evaluator import Evaluator
+from evotui.eval.judging import JUDGE_TIMEOUT_S, WAIT_MARGIN_S, judged
 from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are the pool's too
     Gate,
     Lane,
@@ -36,16 +38,12 @@ from evotui.eval.lanes import (  # noqa: F401 - detect_devices and friends are t
     start_workers,
 )
 from evotui.eval.memory_plan import TimingSetPlanner, handover_limit
-from evotui.eval.messages import ABReport, MalformedMessage, Report, Request, TrialSpec, Verdict
+from evotui.eval.messages import ABReport, MalformedMessage, Request, TrialSpec, Verdict
 from evotui.eval.results import ABResult, EvalRequest, EvalResult
 from evotui.eval.sandbox import Isolation
 from evotui.eval.sandbox_state import SandboxState, local_sandbox_state
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout, facts_of
 from evotui.task.model import TaskRef
-
-OUTPUT_LIMIT_BYTES = 1 * 1024 * 1024
-WAIT_MARGIN_S = 30.0  # the worker kills a candidate at its timeout; the pool waits this longer
-JUDGE_TIMEOUT_S = 900.0  # the first judgement also times eager and torch.compile
 
 
 class EvaluatorPool(Evaluator):
@@ -89,20 +87,24 @@ class EvaluatorPool(Evaluator):
             if first is None:
                 lane = Lane(inner, dev, WorkerProcess("candidate", inner, env),
                             WorkerProcess("judge", inner, env), scratch,
+                            gate=DeviceGate(handover_limit(len(set(self.devices)))),
                             shares_device=self.per_device > 1)
                 shared[dev] = lane
             else:
                 lane = Lane(inner, dev, WorkerProcess("candidate", inner, env), first.judge,
-                            scratch, gate=first.gate, shares_device=True)
+                            scratch, gate=first.gate, shares_device=True,
+                            judge_lock=first.judge_lock)
             self.lanes.append(lane)
             self._free.put(lane)
         self._rng = random.SystemRandom()  # seeds a candidate cannot predict
         self.device_names: dict[str, str] = {}
         self._arch: str | None = None  # compile target of the parent's NVRTC check
         self._closed = False
-        self.handover_bytes = handover_limit(len({id(lane.gate) for lane in self.lanes}))
+        self.handover_bytes = self.lanes[0].gate.host_bytes
         self._sets = TimingSetPlanner(self.timing_sets, self.per_device, self._memory_of,
                                       self.handover_bytes)
+        self._primed: set[tuple[int, str]] = set()  # (judge's pid, task): baselines timed
+        self._device_facts: dict[str, dict[str, Any]] = {}  # by lane label
 
     @property
     def is_cpu(self) -> bool:
@@ -161,10 +163,14 @@ class EvaluatorPool(Evaluator):
             "memory_bytes")
 
     def _facts(self, lane: Lane) -> dict[str, Any]:
-        with lane.gate:
-            if not lane.judge.alive:
-                lane.judge.start()
-            return facts_of(lane.judge.request(Op("facts"), JUDGE_TIMEOUT_S))
+        """The device's facts, measured once (timed: with the device alone)."""
+        if lane.label not in self._device_facts:
+            with lane.gate.alone(), lane.judge_lock:
+                if not lane.judge.alive:
+                    lane.judge.start()
+                self._device_facts[lane.label] = facts_of(
+                    lane.judge.request(Op("facts"), JUDGE_TIMEOUT_S))
+        return self._device_facts[lane.label]
 
     async def acompare(self, task: TaskRef, incumbent: str, challenger: str,
                        timeout_s: float = 300.0) -> ABResult | None:
@@ -199,19 +205,20 @@ class EvaluatorPool(Evaluator):
         req = Request(**self._task_fields(task), candidates=tuple(paths), scratch=str(lane.scratch),
                       shapes=tuple(shapes), init_seed=seed(), timing_seed=seed(),
                       timing_seeds=tuple(seed() for _ in range(sets)), recheck_seed=seed())
-        with Gate(lane) as gate:  # held until the report's bytes are judged and let go
+        with Gate(lane, self.handover_bytes) as gate:  # until its bytes are judged and let go
             try:
                 answer = lane.candidate.request(Op("compare", req, timeout_s=timeout_s),
-                                                timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)
+                                                timeout_s + WAIT_MARGIN_S, on_gate=gate.on_ask)
             except WorkerTimeout:
                 return ABResult(ok=False, reason=reasons.TIMEOUT, message="A/B timing timed out")
             except WorkerDied as e:
                 return ABResult(ok=False, reason=reasons.CRASHED, message=str(e))
             report = gate.checked(ABReport.parse(answer))
-            gate.acquire()
+            gate.share()
             try:
-                check = Verdict.from_json(lane.judge.request(Op("check_ab", req, report),
-                                                             JUDGE_TIMEOUT_S))
+                with lane.judge_lock:
+                    check = Verdict.from_json(lane.judge.request(Op("check_ab", req, report),
+                                                                 JUDGE_TIMEOUT_S))
             except (WorkerDied, WorkerTimeout, MalformedMessage) as e:
                 lane.judge.kill()
                 return ABResult(ok=False, reason=reasons.HARNESS_ERROR,
@@ -305,17 +312,18 @@ class EvaluatorPool(Evaluator):
         cand_file.write_text(request.source, encoding="utf-8")
         seed = lambda: self._rng.randrange(1, 2**62)  # noqa: E731
         # The timed shape is checked three more times around timing; the trials favour the
-        # other shapes (cheaper, and where shape-specialised cheats fail).
-        order = [0] + list(range(1, len(shapes))) * request.trials if len(shapes) > 1 else [0] * request.trials
-        trials = tuple(TrialSpec(seed(), order[i])
-                       for i in range(max(request.trials, len(shapes))))
+        # other shapes (cheaper, and where shape-specialised cheats fail). A task whose
+        # outputs crowd the host's share runs fewer (one per shape at least).
+        plan = self._sets.handover(task, shapes[0], lane.label, max(request.trials, len(shapes)),
+                                   len(shapes))
+        order = [0] + list(range(1, len(shapes))) * plan.trials if len(shapes) > 1 else [0] * plan.trials
+        trials = tuple(TrialSpec(seed(), order[i]) for i in range(plan.trials))
         return Request(
             **self._task_fields(task), candidate=str(cand_file), scratch=str(lane.scratch),
             shapes=tuple(shapes), init_seed=seed(), trials=trials, time=request.time,
             timing_seed=seed(), slow_cutoff_ms=request.slow_cutoff_ms,
-            timing_seeds=tuple(seed() for _ in range(self._sets.count(task, shapes[0], lane.label,
-                                                                      len(trials)))),
-            handover_limit_bytes=self.handover_bytes,
+            timing_seeds=tuple(seed() for _ in range(self._sets.count(task, shapes[0], lane.label))),
+            handover_limit_bytes=plan.limit_bytes if plan.fits else None,
             recheck_seed=seed(), verify_seed=seed(), ghost_seed=seed(),
             ghost_shape=1 if len(shapes) > 1 else 0,
             dialect=dialect,  # the judge checks the CUDA dialect's guard bands
@@ -338,56 +346,28 @@ class EvaluatorPool(Evaluator):
         except (WorkerDied, WorkerTimeout) as e:
             return EvalResult.rejected(reasons.HARNESS_ERROR, str(e), **common)
         req = self._build_request(lane, request, dialect)
-        with Gate(lane) as gate:  # held until the report's bytes are judged and let go
+        if req.handover_limit_bytes is None:
+            return EvalResult.rejected(reasons.HARNESS_ERROR, self._too_big(request.task, lane),
+                                       **common)
+        # shared or alone as the candidate asks, then shared until its bytes are judged and
+        # let go; its outputs' share of the host memory reserved as long
+        with Gate(lane, req.handover_limit_bytes) as gate:
             try:
-                return self._judged(lane, req, request, gate, common, t0)
+                return judged(lane, req, request, gate, common, t0, self._primed)
             finally:
                 let_go(lane.candidate)
 
-    def _judged(self, lane: Lane, req: Request, request: EvalRequest, gate: Gate,
-                common: dict[str, Any], t0: float) -> EvalResult:
-        worker = lane.candidate
-        started = time.monotonic()
-        try:  # the same request goes to the judge
-            report = gate.checked(Report.parse(worker.request(
-                Op("evaluate", req, timeout_s=request.timeout_s),
-                request.timeout_s + WAIT_MARGIN_S, on_gate=gate.acquire)))
-        except WorkerTimeout:
-            report = Report.failed(reasons.TIMEOUT,
-                                   f"no result within {request.timeout_s:.0f} s; worker restarted")
-        except WorkerDied as e:
-            report = Report.failed(reasons.CRASHED, f"{e} (worker restarted); last output: "
-                                   f"{worker.tail(300).strip()!r}")
-        elapsed_ms = (time.monotonic() - started) * 1000
-        tail = worker.tail()
-        if worker.output_bytes > OUTPUT_LIMIT_BYTES:
-            report = Report.failed(reasons.OUTPUT_FLOOD, f"printed {worker.output_bytes / 1e6:.1f} "
-                                   f"MB (limit {OUTPUT_LIMIT_BYTES / 1e6:.0f} MB)", restart=True)
-        timing = report.timing
-        if report.ok and timing and timing.median_ms * timing.samples > elapsed_ms:
-            report = Report.failed(reasons.TIMER_TAMPERED,
-                                   "reported kernel time exceeds the wall-clock time of the run")
-        phases = dict(report.phases)
-        gate.acquire()
-        judge_started = time.monotonic()
-        try:
-            verdict = Verdict.from_json(lane.judge.request(Op("judge", req, report),
-                                                           JUDGE_TIMEOUT_S))
-        except (WorkerDied, WorkerTimeout, MalformedMessage) as e:
-            lane.judge.kill()
-            return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
-                                       worker_output_tail=tail)
-        phases["judge"] = time.monotonic() - judge_started
-        # Candidate code never ran in the worker (each candidate had a process of its own), so
-        # only a worker that died is restarted (after the judge: it held the report's bytes).
-        if not worker.alive:
-            worker.kill()  # restarted lazily before the next candidate
-        elif verdict.reason == reasons.HARNESS_ERROR:
-            # whatever went wrong (out of GPU memory, a broken cache) stays with the
-            # processes: the engine's retry gets fresh ones; the judge (whose baselines cost
-            # a torch.compile to redo) only when it was the one that failed
-            worker.kill()
-            if report.ok:
-                lane.judge.kill()
-        return EvalResult.from_verdict(verdict, common, time.monotonic() - t0, tail, phases)
+    def _too_big(self, task: TaskRef, lane: Lane) -> str:
+        shape = task.shapes("cpu" if lane.device == "cpu" else "cuda")[0]
+        _, outputs = self._sets.sizes(task, shape)
+        return (f"this task's outputs take {_size(outputs)} a call: even with one trial per "
+                "shape a candidate hands over more than the host memory kept for one device's "
+                f"outputs ({_size(self._sets.handover_bytes or 0)}); evaluate it at a smaller "
+                "--shape")
 
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << scale:
+            return f"{nbytes / (1 << scale):.3g} {unit}"
+    return f"{nbytes} bytes"

@@ -8,6 +8,8 @@ import random
 import time
 from typing import Any
 
+import evotui.eval.outbox as outbox
+from evotui.eval.control import ALONE, SHARE
 from evotui.eval.messages import Checked, Request, SetAfter, TimingReport
 from evotui.eval.op_policy import OpPolicy
 from evotui.eval.perturb import graph_check_seed
@@ -39,6 +41,10 @@ class TimedPhase:
         watched = self._watcher(allow, watched_ops)
         self.recorder.reset()
         lap("sets")
+        gated = req.gate and outbox.has_channel()
+        if gated:  # the timed calls and the value-cache guard have the device alone
+            outbox.ask_gate(ALONE)
+        lap("alone_wait")
         try:
             if self.timer is not None:
                 timing = self.timer.time(calls.call, watch=watched, rng=random.Random(seeds[0]),
@@ -81,6 +87,8 @@ class TimedPhase:
         lap("graph_replay")
         fresh_check = self._fresh_vs_same(model, calls, task, shapes[0], req)
         lap("fresh_vs_same")
+        if gated:  # the checks that follow are not timed: beside others' checks again
+            outbox.ask_gate(SHARE)
         # New values in the same tensors: a cache keyed on pointers or shapes now returns
         # a stale result. Then fresh tensors: whatever comes after timing must still be right.
         self._refill(inputs, task, shapes[0], req.recheck_seed)

@@ -68,13 +68,14 @@ class CandidateHost:
             root = os.environ.get("EVOTUI_WORKER_ROOT")
             self.trusted_cache = build_trusted_cache(Path(root) if root else scratch_root())
 
-    def _gate(self) -> None:
-        """The candidate asks for the device: the pool holds its gate from this answer on."""
+    def _gate(self, mode: str) -> None:
+        """The candidate asks for the device (to share it, or alone): the pool holds its gate
+        that way from this answer on."""
         import evotui.eval.protocol as protocol
-        from evotui.eval.control import GATE_ASK, is_gate_granted
+        from evotui.eval.control import gate_ask, is_gate_granted
 
         assert self.conn is not None
-        protocol.send(self.conn, GATE_ASK)
+        protocol.send(self.conn, gate_ask(mode))
         if not is_gate_granted(protocol.recv(self.conn)):
             raise RuntimeError("the pool did not grant the device")
 
@@ -173,6 +174,9 @@ def _answer(server: Any, role: str, op: Op) -> dict[str, Any]:
         return server.judge(request, report).to_json()
     if name == "facts" and role == "judge":
         return Done(facts=server.device_facts() if server.timer else None).to_json()
+    if name == "prime" and role == "judge":
+        server.prime(request)
+        return Done().to_json()
     return failure_reply("harness_error", f"the {role} worker does not answer {name!r}")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import evotui.eval.protocol as protocol
-from evotui.eval.control import GATE_GRANTED, Done, Hello, Op, is_gate_ask
+from evotui.eval.control import GATE_GRANTED, Done, Hello, Op, gate_mode, is_gate_ask
 from evotui.eval.json_fields import MalformedMessage
 from evotui.eval.sandbox.policy import scrubbed_environment
 
@@ -85,14 +85,19 @@ class WorkerProcess:
             self._tail += chunk
             del self._tail[:-8192]
 
+    @property
+    def pid(self) -> int:
+        """The running process's id; 0 when none runs."""
+        return self.proc.pid if self.proc is not None and self.alive else 0
+
     def tail(self, n: int = 2000) -> str:
         return bytes(self._tail[-n:]).decode(errors="replace")
 
     def request(self, op: Op, timeout: float,
-                on_gate: Callable[[], None] | None = None) -> dict[str, Any]:
+                on_gate: Callable[[str], None] | None = None) -> dict[str, Any]:
         """Send ``op`` and wait for the answer (the JSON object of the record the op returns).
-        A candidate worker may first ask for its device's gate: ``on_gate`` blocks until it
-        is held (not counted in ``timeout``)."""
+        A candidate worker may ask for its device's gate on the way: ``on_gate(mode)`` blocks
+        until it is held that way (not counted in ``timeout``)."""
         if not self.alive:
             self.restart()
         assert self.conn is not None
@@ -103,7 +108,7 @@ class WorkerProcess:
             raise WorkerDied(f"could not send to worker: {e}") from None
         return self._wait(timeout, on_gate)
 
-    def _wait(self, timeout: float, on_gate: Callable[[], None] | None = None) -> dict[str, Any]:
+    def _wait(self, timeout: float, on_gate: Callable[[str], None] | None = None) -> dict[str, Any]:
         assert self.conn is not None and self.proc is not None
         deadline = time.monotonic() + timeout
         while True:
@@ -118,7 +123,7 @@ class WorkerProcess:
                         return reply
                     started = time.monotonic()
                     if on_gate is not None:
-                        on_gate()
+                        on_gate(gate_mode(reply))
                     deadline += time.monotonic() - started
                     protocol.send(self.conn, GATE_GRANTED)
                     continue

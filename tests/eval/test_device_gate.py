@@ -1,5 +1,7 @@
 """Several candidates per device: each starts, compiles and loads while another is timed, then
-waits for the device's gate before its trials and timing; the judge works under the same gate."""
+shares the device's gate for its trials and checks (with other candidates' checks and the
+judge) and has it alone for its timed calls; the host memory of handed-over outputs is
+reserved at the same gate."""
 
 from __future__ import annotations
 
@@ -10,39 +12,41 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from evotui.eval import EvalRequest, EvaluatorPool
+from evotui.eval.device_gate import DeviceGate
 from evotui.eval.lanes import Gate as _Gate
 from evotui.eval.lanes import Lane
-from evotui.eval.messages import Report
+from evotui.eval.messages import Checked, Report, TimingReport
 from evotui.task.model import resolve_task
 from tests.conftest import SAMPLES
 
 
-class RecordingLock:
-    """A lock that counts its holders: more than one at a time would be a broken gate."""
+class RecordingGate(DeviceGate):
+    """A device gate that checks, at every change, that nobody shares the device while
+    someone has it alone, and counts how it was held."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._count = threading.Lock()
-        self.holders = self.most = self.acquisitions = 0
+        super().__init__(16 << 30)
+        self.alone_times = self.most_sharing = 0
+        self.broken: list[str] = []
 
-    def acquire(self, *args, **kwargs) -> bool:
-        got = self._lock.acquire(*args, **kwargs)
-        if got:
-            with self._count:
-                self.holders += 1
-                self.acquisitions += 1
-                self.most = max(self.most, self.holders)
-        return got
+    def _check(self) -> None:
+        sharing, alone, _ = self.snapshot()
+        self.most_sharing = max(self.most_sharing, sharing)
+        if alone and sharing:
+            self.broken.append(f"alone with {sharing} sharing")
 
-    def release(self) -> None:
-        with self._count:
-            self.holders -= 1
-        self._lock.release()
+    def share(self) -> None:
+        super().share()
+        self._check()
 
-    __enter__ = acquire
+    def be_alone(self) -> None:
+        super().be_alone()
+        self.alone_times += 1
+        self._check()
 
-    def __exit__(self, *exc: object) -> None:
-        self.release()
+    def share_again(self) -> None:
+        super().share_again()
+        self._check()
 
 
 @pytest.fixture(scope="module")
@@ -54,23 +58,23 @@ def shared_pool():
         pool.close()
 
 
-def test_two_candidates_of_one_device_take_turns_at_its_gate(shared_pool):
+def test_two_candidates_of_one_device_are_timed_alone_and_checked_side_by_side(shared_pool):
     task = resolve_task(SAMPLES / "softmax")
     seed = (SAMPLES / "softmax" / "seed.py").read_text()
     assert len(shared_pool.lanes) == 2
     assert shared_pool.lanes[0].judge is shared_pool.lanes[1].judge
-    gate = RecordingLock()
+    gate = RecordingGate()
     for lane in shared_pool.lanes:
         lane.gate = gate
     with ThreadPoolExecutor(2) as ex:
         results = list(ex.map(shared_pool.evaluate,
-                              [EvalRequest(task=task, source=seed) for _ in range(2)]))
+                              [EvalRequest(task=task, source=seed) for _ in range(4)]))
     assert all(r.accepted for r in results), [r.message for r in results]
-    for r in results:  # compiled before the gate, then waited for it
-        assert "warm" in r.phases and "gate_wait" in r.phases, r.phases
-    # each candidate holds it once, from its trials through its judgement
-    assert gate.acquisitions >= 2
-    assert gate.most == 1
+    for r in results:  # compiled before the gate, then waited to share it, then to be alone
+        assert {"warm", "gate_wait", "timing:alone_wait"} <= set(r.phases), r.phases
+    assert gate.alone_times >= 4  # each candidate timed alone
+    assert gate.broken == []
+    assert gate.snapshot() == (0, False, gate.host_bytes)  # all given back
 
 
 def test_waiting_for_the_gate_does_not_count_against_the_time_limit(shared_pool):
@@ -80,7 +84,7 @@ def test_waiting_for_the_gate_does_not_count_against_the_time_limit(shared_pool)
     held = threading.Event()
 
     def hold() -> None:
-        with gate:
+        with gate.alone():
             held.set()
             time.sleep(12.0)
 
@@ -95,13 +99,72 @@ def test_waiting_for_the_gate_does_not_count_against_the_time_limit(shared_pool)
     assert result.phases["gate_wait"] > 8.0
 
 
-def test_a_report_timed_without_the_gate_is_not_believed():
+def test_a_report_timed_without_having_the_device_alone_is_not_believed():
     lane = Lane("cpu", "cpu", None, None, None, shares_device=True)  # type: ignore[arg-type]
+    timed = Report(ok=True, timing=TimingReport(
+        median_ms=1.0, spread_pct=1.0, samples=10, method="events", seed=1, calls=10,
+        launches=10, launches_per_call=1, outputs=(), recheck=Checked(2, ()),
+        verify=Checked(3, ()), inputs_after=()))
     gate = _Gate(lane)
     with gate:
         pass  # the candidate never asked
     assert gate.checked(Report(ok=True)).reason == "timer_tampered"
     gate = _Gate(lane)
     with gate:
-        gate.acquire()
-    assert gate.checked(Report(ok=True)) == Report(ok=True)
+        gate.on_ask("share")  # shared the device, and was timed all the same
+    assert gate.checked(timed).reason == "timer_tampered"
+    assert gate.checked(Report(ok=True)) == Report(ok=True)  # untimed: sharing is enough
+    gate = _Gate(lane)
+    with gate:
+        gate.on_ask("share")
+        gate.on_ask("alone")
+        gate.on_ask("share")
+    assert gate.checked(timed) == timed
+    assert lane.gate.snapshot() == (0, False, lane.gate.host_bytes)
+
+
+def test_someone_waiting_to_be_alone_goes_before_new_sharers():
+    gate = DeviceGate(1 << 30)
+    order: list[str] = []
+    gate.share()  # a candidate's trials
+    waiting = threading.Thread(target=lambda: (gate.be_alone(), order.append("alone"),
+                                               gate.end_alone()))
+    waiting.start()
+    while gate._waiting_alone == 0:  # noqa: SLF001 - until the timing waits
+        time.sleep(0.01)
+    late = threading.Thread(target=lambda: (gate.share(), order.append("late sharer"),
+                                            gate.unshare()))
+    late.start()
+    time.sleep(0.2)
+    assert order == []  # neither: the first sharer still holds the device
+    gate.unshare()
+    waiting.join(5)
+    late.join(5)
+    assert order == ["alone", "late sharer"]
+
+
+def test_outputs_wait_for_host_memory_that_others_hold():
+    gate = DeviceGate(10 << 30)
+    assert gate.reserve(8 << 30) == 8 << 30
+    got: list[int] = []
+    second = threading.Thread(target=lambda: got.append(gate.reserve(64 << 30)))
+    second.start()  # more than there is: all of it, once the first gives its share back
+    time.sleep(0.2)
+    assert got == []
+    gate.give_back(8 << 30)
+    second.join(5)
+    assert got == [10 << 30]
+    assert gate.snapshot()[2] == 0
+
+
+def test_a_task_whose_outputs_cannot_fit_the_host_is_refused_with_what_to_do():
+    pool = EvaluatorPool(device="cpu")
+    try:
+        pool._sets.handover_bytes = 1 << 10  # noqa: SLF001 - a host with 1 KiB to spare
+        task = resolve_task(SAMPLES / "softmax")
+        seed = (SAMPLES / "softmax" / "seed.py").read_text()
+        result = pool.evaluate(EvalRequest(task=task, source=seed))
+    finally:
+        pool.close()
+    assert result.reason == "harness_error"
+    assert "--shape" in result.message and "1 KiB" in result.message, result.message

@@ -86,18 +86,28 @@ def test_an_unknown_memory_keeps_every_set_asked_for():
     assert TimingSetPlanner(12, 1, lambda device: None).count(task, {}, "cuda:0") == 12
 
 
-def test_timed_sets_also_fit_what_the_host_can_hold_of_the_handed_over_outputs():
-    """Each output a candidate hands over is host memory until the judge reads it, so the
-    sets are bounded by the host's share too."""
-    from evotui.eval.memory_plan import handover_limit
+def test_a_task_with_big_outputs_runs_fewer_trials_to_fit_the_host():
+    """Each output a candidate hands over is host memory until the judge reads it: a task
+    whose outputs crowd the host's share runs fewer trials, never fewer than one per shape,
+    and reserves what it may hand over (its candidates then take turns, not the small ones)."""
+    from evotui.eval.memory_plan import handover_limit, plan_handover
 
-    task = resolve_task(KB / "02_LeakyReLU_slope.py")
-    big = {"dim": 262144}  # 2048 x 262144 fp32: 2 GB of outputs
-    roomy = TimingSetPlanner(12, 1, lambda device: 1024 * GIB)
-    assert roomy.count(task, big, "cuda:0", trials=4) == 12
-    # a 128 GB host, three GPUs: 21 GB each, 10 outputs, less 4 trials and 4 other calls
-    assert handover_limit(3, 128 * GIB) == 128 * GIB // 6
-    tight = TimingSetPlanner(12, 1, lambda device: 1024 * GIB, handover_limit(3, 128 * GIB))
-    assert tight.count(task, big, "cuda:0", trials=4) == 10 - 4 - 4
-    tiny = TimingSetPlanner(12, 1, lambda device: 1024 * GIB, 4 * GIB)
-    assert tiny.count(task, big, "cuda:0", trials=4) == 1  # never fewer than one
+    host = handover_limit(1, 128 * GIB)  # one GPU of a 128 GB host: 64 GB
+    small = plan_handover(256 << 20, 5, 1, host)  # a 256 MB softmax output
+    assert small.trials == 5 and small.fits
+    assert small.limit_bytes < host // 3  # three candidates' outputs fit side by side
+    rms = plan_handover(7 * GIB, 5, 1, host)  # 36_RMSNorm: 7 GB a call, one shape
+    assert rms.trials == 64 // 7 - 6 == 3 and rms.fits
+    assert rms.limit_bytes == host  # all of it: its candidates take turns
+    two_shapes = plan_handover(20 * GIB, 5, 2, host)
+    assert two_shapes.trials == 2 and not two_shapes.fits  # refused before it runs
+    unknown = plan_handover(None, 5, 1, host)  # outputs not known exactly: all, in turn
+    assert unknown.trials == 5 and unknown.limit_bytes == host
+
+
+def test_the_pool_plans_trials_from_the_tasks_exact_outputs():
+    task = resolve_task(KB / "02_LeakyReLU_slope.py")  # 2048 x 65536 fp32: 512 MiB out
+    planner = TimingSetPlanner(12, 1, lambda device: 80 * GIB, 4 * GIB)
+    plan = planner.handover(task, {}, "cuda:0", 5, 1)
+    assert plan.trials == 4 * GIB // (512 << 20) - 6 == 2
+    assert planner.handover(task, {}, "cpu", 5, 1).trials == 1  # inputs handed over too

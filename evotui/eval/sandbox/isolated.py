@@ -148,11 +148,11 @@ def _end(pid: int, grace_s: float) -> int:
 def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any]],
                  confinement: Confinement | None, timeout_s: float,
                  blob_limit_bytes: int = 64 << 30,
-                 gate: Callable[[], None] | None = None) -> Outcome:
+                 gate: Callable[[str], None] | None = None) -> Outcome:
     """``body(prepare())`` in a fresh process; ``prepare`` runs there before confinement
     (single-threaded: a process with threads cannot enter a user namespace). What the body
     hands over through ``evotui.eval.outbox`` comes back in ``Outcome.blobs``; ``gate`` answers
-    its ``ask_gate`` (the time it waits there does not count against ``timeout_s``)."""
+    its ``ask_gate(mode)`` (the time it waits there does not count against ``timeout_s``)."""
     read_fd, write_fd = os.pipe()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
@@ -174,7 +174,7 @@ def run_isolated(prepare: Callable[[], Any], body: Callable[[Any], dict[str, Any
 
 def _collect(pid: int, read_fd: int, blob_sock: socket.socket, blobs: outbox.Received,
              timeout_s: float, blob_limit_bytes: int,
-             gate: Callable[[], None] | None) -> Outcome:
+             gate: Callable[[str], None] | None) -> Outcome:
     """The answer on ``read_fd`` and the blobs on ``blob_sock``, as they come."""
     try:
         os.setpgid(pid, pid)  # also here: killpg must find the group even if the child is slow

@@ -1,0 +1,89 @@
+"""Who may use one device, and how: many at once for work that is not timed (a candidate's
+trials and checks, the judge's references), one alone for anything timed (a candidate's
+timed calls, the judge's baselines, the device's facts).
+
+``DeviceGate`` is a readers-writer lock that prefers the writer: once someone waits to be
+alone, nobody new starts sharing, so timing never starves behind a stream of checks. It also
+keeps the host memory that handed-over outputs may take (half the host's, split between the
+devices): each candidate reserves what its request may hand over before it shares the device,
+and gives it back when its worker has let the outputs go.
+
+Rule that keeps it free of deadlock: nobody waits for the gate while holding another lock
+that a sharer may wait for (the judge's lock is taken inside the gate, never around it).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class DeviceGate:
+    def __init__(self, host_bytes: int) -> None:
+        self.host_bytes = max(1, host_bytes)
+        self._cond = threading.Condition()
+        self._sharing = 0
+        self._alone = False
+        self._waiting_alone = 0
+        self._free_bytes = self.host_bytes
+
+    # -- host memory for handed-over outputs ---------------------------------------------------
+    def reserve(self, nbytes: int) -> int:
+        """Wait until ``nbytes`` (at most all of it) of the host's share are free; take them."""
+        nbytes = min(max(0, nbytes), self.host_bytes)
+        with self._cond:
+            self._cond.wait_for(lambda: self._free_bytes >= nbytes)
+            self._free_bytes -= nbytes
+        return nbytes
+
+    def give_back(self, nbytes: int) -> None:
+        with self._cond:
+            self._free_bytes = min(self.host_bytes, self._free_bytes + nbytes)
+            self._cond.notify_all()
+
+    # -- the device --------------------------------------------------------------------------
+    def share(self) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._alone and not self._waiting_alone)
+            self._sharing += 1
+
+    def unshare(self) -> None:
+        with self._cond:
+            self._sharing -= 1
+            self._cond.notify_all()
+
+    def be_alone(self) -> None:
+        """Wait until nobody else uses the device (the caller must not be sharing it)."""
+        with self._cond:
+            self._waiting_alone += 1
+            try:
+                self._cond.wait_for(lambda: not self._alone and self._sharing == 0)
+            finally:
+                self._waiting_alone -= 1
+            self._alone = True
+
+    def share_again(self) -> None:
+        """From alone to sharing, with nobody getting in between."""
+        with self._cond:
+            self._alone = False
+            self._sharing += 1
+            self._cond.notify_all()
+
+    def end_alone(self) -> None:
+        with self._cond:
+            self._alone = False
+            self._cond.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        self.be_alone()
+        try:
+            yield
+        finally:
+            self.end_alone()
+
+    def snapshot(self) -> tuple[int, bool, int]:
+        """(sharers, whether someone is alone, free host bytes): for tests and diagnostics."""
+        with self._cond:
+            return self._sharing, self._alone, self._free_bytes
