@@ -246,8 +246,12 @@ class EvaluatorPool(Evaluator):
         try:
             path = lane.scratch / "sanitize.py"
             path.write_text(source, encoding="utf-8")
-            return sanitizer.run(str(task.path), str(path), gpu=physical_gpu(lane.label.split(":")[1]),
-                                 timeout_s=timeout_s)
+            lane.gate.share()  # untimed, but never beside a candidate's timing
+            try:
+                return sanitizer.run(str(task.path), str(path),
+                                     gpu=physical_gpu(lane.label.split(":")[1]), timeout_s=timeout_s)
+            finally:
+                lane.gate.unshare()
         finally:
             empty_folder(lane.scratch)
             self._free.put(lane)
