@@ -270,13 +270,21 @@ class EvaluatorPool(Evaluator):
             return EvalResult.rejected(issue.reason, f"{where}{issue.message}",
                                        wall_s=time.monotonic() - t0,
                                        device=self.devices[0], interpreter=self.is_cpu)
+        checked = time.monotonic()
         lane = self._free.get()
+        got_lane = time.monotonic()
         try:
             if call is not None and not call.claim(lane):
                 return EvalResult.rejected(reasons.HARNESS_ERROR, "cancelled before it started",
                                            wall_s=time.monotonic() - t0, device=lane.label,
                                            interpreter=self.is_cpu)
-            return self._evaluate_on(lane, request, t0, backend.name)
+            result = self._evaluate_on(lane, request, t0, backend.name)
+            # the parent's own parts of the wall time: its static checks, the wait for a lane,
+            # and the rest (the request built, the outputs let go)
+            result.phases.update(precheck=checked - t0, lane_wait=got_lane - checked,
+                                 pool=time.monotonic() - got_lane - sum(
+                                     result.phases.get(k, 0.0) for k in ("worker", "judge")))
+            return result
         finally:
             if call is not None:
                 call.release()

@@ -127,6 +127,7 @@ class CandidateHost:
                                blob_limit_bytes=req.handover_limit_bytes or handover_limit(1),
                                gate=self._gate if req.gate else None)
         self.held = outcome.blobs
+        ended = time.monotonic()
         if outcome.timed_out:
             return kind.failed(reasons.TIMEOUT,
                                f"no result within {timeout_s:.0f} s; its processes were killed")
@@ -137,7 +138,11 @@ class CandidateHost:
         if held is not None and held.error:
             return kind.failed(reasons.TAMPERED, held.error)
         # set here, whatever the answer said: where the judge finds the bytes
-        return kind.parse(outcome.answer).handed_over(
+        answer = kind.parse(outcome.answer)
+        if isinstance(answer, Report) and "runner" in answer.phases:  # its process's exit
+            answer = replace(answer, phases={**answer.phases, "exit": ended - forked
+                                             - answer.phases["runner"] - answer.phases.get("start", 0.0)})
+        return answer.handed_over(
             bool(held and held.gated),
             [outbox.path_of(fd) if fd >= 0 else None for fd in (held.fds if held is not None else [])],
             held.key if held is not None else None)
