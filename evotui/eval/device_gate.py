@@ -27,14 +27,21 @@ class DeviceGate:
         self._alone = False
         self._waiting_alone = 0
         self._free_bytes = self.host_bytes
+        self._next_ticket = self._serving = 0  # reservations, in the order they were asked
 
     # -- host memory for handed-over outputs ---------------------------------------------------
     def reserve(self, nbytes: int) -> int:
-        """Wait until ``nbytes`` (at most all of it) of the host's share are free; take them."""
+        """Wait until ``nbytes`` (at most all of it) of the host's share are free; take them.
+        First come, first served: a big reservation (an A/B takes all) is not overtaken
+        forever by small ones."""
         nbytes = min(max(0, nbytes), self.host_bytes)
         with self._cond:
-            self._cond.wait_for(lambda: self._free_bytes >= nbytes)
+            ticket = self._next_ticket
+            self._next_ticket += 1
+            self._cond.wait_for(lambda: self._serving == ticket and self._free_bytes >= nbytes)
+            self._serving += 1
             self._free_bytes -= nbytes
+            self._cond.notify_all()
         return nbytes
 
     def give_back(self, nbytes: int) -> None:

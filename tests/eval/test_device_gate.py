@@ -168,3 +168,21 @@ def test_a_task_whose_outputs_cannot_fit_the_host_is_refused_with_what_to_do():
         pool.close()
     assert result.reason == "harness_error"
     assert "--shape" in result.message and "1 KiB" in result.message, result.message
+
+
+def test_a_big_reservation_is_not_overtaken_by_small_ones():
+    gate = DeviceGate(10 << 30)
+    gate.reserve(4 << 30)
+    order: list[str] = []
+    big = threading.Thread(target=lambda: (gate.reserve(10 << 30), order.append("big")))
+    big.start()
+    time.sleep(0.1)
+    small = threading.Thread(target=lambda: (gate.reserve(1 << 30), order.append("small")))
+    small.start()
+    time.sleep(0.2)
+    assert order == []  # there is room for the small one, but the big one asked first
+    gate.give_back(4 << 30)
+    big.join(5)
+    gate.give_back(10 << 30)
+    small.join(5)
+    assert order == ["big", "small"]
