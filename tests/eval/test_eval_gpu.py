@@ -296,3 +296,29 @@ def test_inputs_that_crowd_the_device_wait_on_the_host_and_keep_their_fingerprin
         assert waiting._waiting[0].values[0].device.type == ("cpu" if on_host else "cuda")
         waiting.settle(12345)
         assert entry[0]["device"] == "cuda" and entry[0]["digest"] == fingerprint(x, 12345)
+
+
+def test_three_candidates_of_one_gpu_are_timed_alone_and_judged_side_by_side():
+    """Three candidate workers on one GPU: their trials and the judge share the device, their
+    timed calls have it alone, and the seed's time does not move with its neighbours."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evotui.eval import EvaluatorPool
+    from evotui.task.model import resolve_task
+    from tests.eval.test_device_gate import RecordingGate
+
+    task = resolve_task(SAMPLES / "softmax")
+    seed = task.seed_path.read_text()
+    gate = RecordingGate()
+    with EvaluatorPool("cuda:0", per_device=3) as pool:
+        for lane in pool.lanes:
+            lane.gate = gate
+        with ThreadPoolExecutor(3) as ex:
+            results = list(ex.map(pool.evaluate, [EvalRequest(task=task, source=seed)
+                                                  for _ in range(6)]))
+    assert all(r.accepted for r in results), [(r.reason, r.message) for r in results]
+    assert gate.broken == []
+    assert gate.alone_times >= 6 + 1  # each candidate's timing, and the judge's baselines once
+    assert gate.most_sharing >= 2  # untimed work of two candidates overlapped
+    times = [r.time_ms for r in results]
+    assert (max(times) - min(times)) / min(times) < 0.1, times
