@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from evotui.core import reasons
-from evotui.eval.control import ALONE, Op
+from evotui.eval.control import ALONE, SHARE, Op
 from evotui.eval.device_gate import DeviceGate
 from evotui.eval.messages import ABReport, Report
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
@@ -113,7 +113,7 @@ class Gate:
 
     def __init__(self, lane: Lane, handover_bytes: int = 0) -> None:
         self.lane, self.handover_bytes = lane, handover_bytes
-        self.state = ""  # "", "share" or "alone"
+        self.state = ""  # "", SHARE or ALONE
         self.asked = self.was_alone = False
         self.reserved: int | None = None
 
@@ -131,19 +131,19 @@ class Gate:
             self.reserved = self.lane.gate.reserve(self.handover_bytes)
 
     def share(self) -> None:
-        if self.state == "share":
+        if self.state == SHARE:
             return
         if self.state == ALONE:
             self.lane.gate.share_again()
         else:
             self._reserve()
             self.lane.gate.share()
-        self.state = "share"
+        self.state = SHARE
 
     def alone(self) -> None:
         if self.state == ALONE:
             return
-        if self.state == "share":
+        if self.state == SHARE:
             self.lane.gate.unshare()
             self.state = ""
         self._reserve()
@@ -154,7 +154,7 @@ class Gate:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.state == "share":
+        if self.state == SHARE:
             self.lane.gate.unshare()
         elif self.state == ALONE:
             self.lane.gate.end_alone()
