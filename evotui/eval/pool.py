@@ -72,6 +72,8 @@ class EvaluatorPool(Evaluator):
         self._free: queue.Queue[Lane] = queue.Queue()
         self.lanes: list[Lane] = []
         shared: dict[str, Lane] = {}
+        # one gate per device (per lane where a device has one lane: CPU lanes all say "cpu")
+        gates = len(set(self.devices)) if self.per_device > 1 else len(self.devices)
         for i, dev in enumerate(d for d in self.devices for _ in range(self.per_device)):
             if dev == "cpu":
                 env = {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -87,7 +89,7 @@ class EvaluatorPool(Evaluator):
             if first is None:
                 lane = Lane(inner, dev, WorkerProcess("candidate", inner, env),
                             WorkerProcess("judge", inner, env), scratch,
-                            gate=DeviceGate(handover_limit(len(set(self.devices)))),
+                            gate=DeviceGate(handover_limit(gates)),
                             shares_device=self.per_device > 1)
                 shared[dev] = lane
             else:

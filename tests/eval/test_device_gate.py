@@ -186,3 +186,18 @@ def test_a_big_reservation_is_not_overtaken_by_small_ones():
     gate.give_back(10 << 30)
     small.join(5)
     assert order == ["big", "small"]
+
+
+def test_the_host_memory_for_outputs_is_split_between_the_gates():
+    from evotui.eval.memory_plan import handover_limit
+
+    two_lanes = EvaluatorPool(device="cpu", lanes=2)  # a gate each
+    shared = EvaluatorPool(device="cpu", per_device=2)  # one gate for both
+    try:
+        assert two_lanes.lanes[0].gate is not two_lanes.lanes[1].gate
+        assert all(lane.gate.host_bytes == handover_limit(2) for lane in two_lanes.lanes)
+        assert shared.lanes[0].gate is shared.lanes[1].gate
+        assert shared.lanes[0].gate.host_bytes == handover_limit(1)
+    finally:
+        two_lanes.close()
+        shared.close()
