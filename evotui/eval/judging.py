@@ -57,7 +57,6 @@ def judged(lane: Lane, req: Request, request: EvalRequest, gate: Gate,
         report = Report.failed(reasons.CRASHED, f"{e} (worker restarted); last output: "
                                f"{worker.tail(300).strip()!r}")
     elapsed_ms = (time.monotonic() - started) * 1000
-    worker_s = elapsed_ms / 1000
     tail = worker.tail()
     if worker.output_bytes > OUTPUT_LIMIT_BYTES:
         report = Report.failed(reasons.OUTPUT_FLOOD, f"printed {worker.output_bytes / 1e6:.1f} "
@@ -67,7 +66,7 @@ def judged(lane: Lane, req: Request, request: EvalRequest, gate: Gate,
         report = Report.failed(reasons.TIMER_TAMPERED,
                                "reported kernel time exceeds the wall-clock time of the run")
     phases = dict(report.phases)
-    phases["worker"] = worker_s  # the candidate worker's request, from sending to its answer
+    phases["worker"] = elapsed_ms / 1000  # the candidate worker's request, sent to answered
     gate.share()
     judge_started = time.monotonic()
     try:

@@ -36,16 +36,12 @@ MARGIN_BYTES = 64 << 20
 def set_bytes(task: TaskRef, shape: dict[str, Any]) -> int:
     """One timed set's bytes on the device: its inputs and the outputs a call writes (twice
     the inputs where the forward cannot run on the meta device)."""
-    inputs, outputs = _footprint(task, shape)
+    inputs, outputs, _ = _footprint(task, shape)
     return inputs + outputs
 
 
-def _footprint(task: TaskRef, shape: dict[str, Any]) -> tuple[int, int]:
-    inputs, outputs, _ = _footprint_exact(task, shape)
-    return inputs, outputs
-
-
-def _footprint_exact(task: TaskRef, shape: dict[str, Any]) -> tuple[int, int, bool]:
+def _footprint(task: TaskRef, shape: dict[str, Any]) -> tuple[int, int, bool]:
+    """(input bytes, output bytes, whether the outputs are exact) of one call."""
     try:
         module = task_module(task.path, task.sha256)
         fp = footprint(module, shape)
@@ -103,17 +99,12 @@ class TimingSetPlanner:
         self._bytes: dict[tuple[str, str | None, str], tuple[int, int, bool]] = {}
         self._lock = threading.Lock()
 
-    def sizes(self, task: TaskRef, shape: dict[str, Any]) -> tuple[int, int]:
-        """(input bytes, output bytes) of one call."""
-        inputs, outputs, _ = self._sizes(task, shape)
-        return inputs, outputs
-
-    def _sizes(self, task: TaskRef, shape: dict[str, Any]) -> tuple[int, int, bool]:
+    def sizes(self, task: TaskRef, shape: dict[str, Any]) -> tuple[int, int, bool]:
         """(input bytes, output bytes, whether the outputs are exact) of one call."""
         key = (str(task.path), task.sha256, repr(sorted(shape.items())))
         with self._lock:
             if key not in self._bytes:
-                self._bytes[key] = _footprint_exact(task, shape)
+                self._bytes[key] = _footprint(task, shape)
             return self._bytes[key]
 
     def count(self, task: TaskRef, shape: dict[str, Any], device: str) -> int:
@@ -123,7 +114,7 @@ class TimingSetPlanner:
             if device not in self._memory:
                 self._memory[device] = self.memory_of(device)
             memory = self._memory[device]
-        inputs, outputs, _ = self._sizes(task, shape)
+        inputs, outputs, _ = self.sizes(task, shape)
         if memory and inputs + outputs:
             return timing_set_count(self.asked, inputs + outputs, memory // self.sharing)
         return self.asked
@@ -132,7 +123,7 @@ class TimingSetPlanner:
                  min_trials: int) -> HandoverPlan:
         """The trials and handed-over bytes of a request timed at ``shape`` (its largest)."""
         host = self.handover_bytes or handover_limit(1)
-        inputs, outputs, exact = self._sizes(task, shape)
+        inputs, outputs, exact = self.sizes(task, shape)
         if device == "cpu":  # the inputs after each call are handed over too
             return plan_handover(inputs + outputs if exact else None, trials, min_trials,
                                  host, "cpu")

@@ -46,6 +46,10 @@ from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout, facts_
 from evotui.task.model import TaskRef
 
 
+class OutputsTooBig(Exception):
+    """A task whose outputs cannot fit the host's share even with the fewest trials."""
+
+
 class EvaluatorPool(Evaluator):
     """Evaluate candidates on every lane in parallel; one candidate per lane at a time."""
 
@@ -330,6 +334,8 @@ class EvaluatorPool(Evaluator):
         # outputs crowd the host's share runs fewer (one per shape at least).
         plan = self._sets.handover(task, shapes[0], lane.label, max(request.trials, len(shapes)),
                                    len(shapes))
+        if not plan.fits:
+            raise OutputsTooBig(self._too_big(task, shapes[0]))
         order = [0] + list(range(1, len(shapes))) * plan.trials if len(shapes) > 1 else [0] * plan.trials
         trials = tuple(TrialSpec(seed(), order[i]) for i in range(plan.trials))
         return Request(
@@ -337,7 +343,7 @@ class EvaluatorPool(Evaluator):
             shapes=tuple(shapes), init_seed=seed(), trials=trials, time=request.time,
             timing_seed=seed(), slow_cutoff_ms=request.slow_cutoff_ms,
             timing_seeds=tuple(seed() for _ in range(self._sets.count(task, shapes[0], lane.label))),
-            handover_limit_bytes=plan.limit_bytes if plan.fits else None,
+            handover_limit_bytes=plan.limit_bytes,
             recheck_seed=seed(), verify_seed=seed(), ghost_seed=seed(),
             ghost_shape=1 if len(shapes) > 1 else 0,
             dialect=dialect,  # the judge checks the CUDA dialect's guard bands
@@ -359,10 +365,10 @@ class EvaluatorPool(Evaluator):
             start_workers(lane)
         except (WorkerDied, WorkerTimeout) as e:
             return EvalResult.rejected(reasons.HARNESS_ERROR, str(e), **common)
-        req = self._build_request(lane, request, dialect)
-        if req.handover_limit_bytes is None:
-            return EvalResult.rejected(reasons.HARNESS_ERROR, self._too_big(request.task, lane),
-                                       **common)
+        try:
+            req = self._build_request(lane, request, dialect)
+        except OutputsTooBig as e:
+            return EvalResult.rejected(reasons.HARNESS_ERROR, str(e), **common)
         # shared or alone as the candidate asks, then shared until its bytes are judged and
         # let go; its outputs' share of the host memory reserved as long
         with Gate(lane, req.handover_limit_bytes) as gate:
@@ -371,9 +377,8 @@ class EvaluatorPool(Evaluator):
             finally:
                 let_go(lane.candidate)
 
-    def _too_big(self, task: TaskRef, lane: Lane) -> str:
-        shape = task.shapes("cpu" if lane.device == "cpu" else "cuda")[0]
-        _, outputs = self._sets.sizes(task, shape)
+    def _too_big(self, task: TaskRef, shape: dict[str, Any]) -> str:
+        _, outputs, _ = self._sets.sizes(task, shape)
         return (f"this task's outputs take {_size(outputs)} a call: even with one trial per "
                 "shape a candidate hands over more than the host memory kept for one device's "
                 f"outputs ({_size(self._sets.handover_bytes or 0)}); evaluate it at a smaller "
