@@ -3,7 +3,13 @@ trials and checks, the judge's references), one alone for anything timed (a cand
 timed calls, the judge's baselines, the device's facts).
 
 ``DeviceGate`` is a readers-writer lock that prefers the writer: once someone waits to be
-alone, nobody new starts sharing, so timing never starves behind a stream of checks. It also
+alone, nobody new starts sharing, so timing never starves behind a stream of checks.
+
+A candidate's process compiles and makes its first call before it asks (its warm-up): that
+overlaps another candidate's timing on purpose, since compiling takes far longer than timing.
+What is timed once and kept (the judge's baselines of a task, the device's facts) instead
+waits for every warm-up under way and lets none start until it is done
+(``alone(past_warm_ups=True)``). It also
 keeps the host memory that handed-over outputs may take (half the host's, split between the
 devices): each candidate reserves what its request may hand over before it shares the device,
 and gives it back when its worker has let the outputs go.
@@ -26,6 +32,9 @@ class DeviceGate:
         self._sharing = 0
         self._alone = False
         self._waiting_alone = 0
+        self._warming = 0  # requests whose candidate has not asked yet
+        self._hushing = 0  # waiting to be alone past warm-ups, or alone so
+        self._hushed = False  # whoever is alone waited past warm-ups
         self._free_bytes = self.host_bytes
         self._next_ticket = self._serving = 0  # reservations, in the order they were asked
 
@@ -50,6 +59,17 @@ class DeviceGate:
             self._cond.notify_all()
 
     # -- the device --------------------------------------------------------------------------
+    def start_warm_up(self) -> None:
+        """A candidate's request is sent: it may use the device before its first ask."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._hushing)
+            self._warming += 1
+
+    def end_warm_up(self) -> None:
+        with self._cond:
+            self._warming -= 1
+            self._cond.notify_all()
+
     def share(self) -> None:
         with self._cond:
             self._cond.wait_for(lambda: not self._alone and not self._waiting_alone)
@@ -60,31 +80,44 @@ class DeviceGate:
             self._sharing -= 1
             self._cond.notify_all()
 
-    def be_alone(self) -> None:
-        """Wait until nobody else uses the device (the caller must not be sharing it)."""
+    def be_alone(self, past_warm_ups: bool = False) -> None:
+        """Wait until nobody else uses the device (the caller must not be sharing it); with
+        ``past_warm_ups``, nor warms up on it, and no warm-up starts until ``end_alone``."""
         with self._cond:
             self._waiting_alone += 1
+            self._hushing += int(past_warm_ups)
             try:
-                self._cond.wait_for(lambda: not self._alone and self._sharing == 0)
+                self._cond.wait_for(lambda: not self._alone and self._sharing == 0
+                                    and not (past_warm_ups and self._warming))
+            except BaseException:
+                self._hushing -= int(past_warm_ups)
+                self._cond.notify_all()
+                raise
             finally:
                 self._waiting_alone -= 1
             self._alone = True
+            self._hushed = past_warm_ups
 
     def share_again(self) -> None:
         """From alone to sharing, with nobody getting in between."""
         with self._cond:
-            self._alone = False
+            self._end_alone()
             self._sharing += 1
             self._cond.notify_all()
 
     def end_alone(self) -> None:
         with self._cond:
-            self._alone = False
+            self._end_alone()
             self._cond.notify_all()
 
+    def _end_alone(self) -> None:
+        self._alone = False
+        self._hushing -= int(self._hushed)
+        self._hushed = False
+
     @contextmanager
-    def alone(self) -> Iterator[None]:
-        self.be_alone()
+    def alone(self, past_warm_ups: bool = False) -> Iterator[None]:
+        self.be_alone(past_warm_ups)
         try:
             yield
         finally:
@@ -94,3 +127,8 @@ class DeviceGate:
         """(sharers, whether someone is alone, free host bytes): for tests and diagnostics."""
         with self._cond:
             return self._sharing, self._alone, self._free_bytes
+
+    def warm_ups(self) -> tuple[int, bool]:
+        """(warm-ups under way, whether whoever is alone waited past them): for tests."""
+        with self._cond:
+            return self._warming, self._alone and self._hushed

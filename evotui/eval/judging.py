@@ -24,7 +24,8 @@ Primed = set[tuple[int, str]]  # (judge's pid, task): its baselines are timed
 
 def prime(lane: Lane, req: Request, gate: Gate, primed: Primed) -> None:
     """The judge times a task's baselines and a same-size copy once per judge process, with
-    the device alone (judging only reads them, beside other candidates' checks)."""
+    the device alone, past other candidates' warm-ups too: every later speedup of the task is
+    divided by them (judging only reads them, beside other candidates' checks)."""
     if lane.device == "cpu":
         return
     task = f"{req.task}:{req.task_sha256}"
@@ -33,7 +34,7 @@ def prime(lane: Lane, req: Request, gate: Gate, primed: Primed) -> None:
             lane.judge.start()
         if (lane.judge.pid, task) in primed:
             return
-    gate.alone()
+    gate.alone(past_warm_ups=True)
     try:
         with lane.judge_lock:
             lane.judge.request(Op("prime", req), JUDGE_TIMEOUT_S)

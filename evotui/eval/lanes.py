@@ -116,6 +116,12 @@ class Gate:
         self.state = ""  # "", SHARE or ALONE
         self.asked = self.was_alone = False
         self.reserved: int | None = None
+        self.warming = False  # its candidate may be compiling and making its first call
+
+    def _end_warm_up(self) -> None:
+        if self.warming:
+            self.warming = False
+            self.lane.gate.end_warm_up()
 
     def on_ask(self, mode: str) -> None:
         """The candidate's process asks (``evotui.eval.outbox.ask_gate``)."""
@@ -131,6 +137,7 @@ class Gate:
             self.reserved = self.lane.gate.reserve(self.handover_bytes)
 
     def share(self) -> None:
+        self._end_warm_up()
         if self.state == SHARE:
             return
         if self.state == ALONE:
@@ -140,20 +147,27 @@ class Gate:
             self.lane.gate.share()
         self.state = SHARE
 
-    def alone(self) -> None:
+    def alone(self, past_warm_ups: bool = False) -> None:
+        """Alone on the device; with ``past_warm_ups`` also past other candidates' warm-ups
+        (for what is timed once and kept)."""
+        self._end_warm_up()
         if self.state == ALONE:
             return
         if self.state == SHARE:
             self.lane.gate.unshare()
             self.state = ""
         self._reserve()
-        self.lane.gate.be_alone()
+        self.lane.gate.be_alone(past_warm_ups)
         self.state = ALONE
 
     def __enter__(self) -> Gate:
+        if self.lane.shares_device:
+            self.lane.gate.start_warm_up()
+            self.warming = True
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._end_warm_up()
         if self.state == SHARE:
             self.lane.gate.unshare()
         elif self.state == ALONE:

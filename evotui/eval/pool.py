@@ -169,9 +169,9 @@ class EvaluatorPool(Evaluator):
             "memory_bytes")
 
     def _facts(self, lane: Lane) -> dict[str, Any]:
-        """The device's facts, measured once (timed: with the device alone)."""
+        """The device's facts, measured once (timed: with the device alone, past warm-ups)."""
         if lane.label not in self._device_facts:
-            with lane.gate.alone(), lane.judge_lock:
+            with lane.gate.alone(past_warm_ups=True), lane.judge_lock:
                 if not lane.judge.alive:
                     lane.judge.start()
                 self._device_facts[lane.label] = facts_of(

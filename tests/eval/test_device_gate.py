@@ -26,7 +26,7 @@ class RecordingGate(DeviceGate):
 
     def __init__(self) -> None:
         super().__init__(16 << 30)
-        self.alone_times = self.most_sharing = 0
+        self.alone_times = self.most_sharing = self.warm_up_count = 0
         self.broken: list[str] = []
 
     def _check(self) -> None:
@@ -34,14 +34,22 @@ class RecordingGate(DeviceGate):
         self.most_sharing = max(self.most_sharing, sharing)
         if alone and sharing:
             self.broken.append(f"alone with {sharing} sharing")
+        warming, past_warm_ups = self.warm_ups()
+        if past_warm_ups and warming:
+            self.broken.append(f"alone past warm-ups with {warming} warming up")
+
+    def start_warm_up(self) -> None:
+        super().start_warm_up()
+        self.warm_up_count += 1
+        self._check()
+
+    def be_alone(self, past_warm_ups: bool = False) -> None:
+        super().be_alone(past_warm_ups)
+        self.alone_times += 1
+        self._check()
 
     def share(self) -> None:
         super().share()
-        self._check()
-
-    def be_alone(self) -> None:
-        super().be_alone()
-        self.alone_times += 1
         self._check()
 
     def share_again(self) -> None:
@@ -73,8 +81,10 @@ def test_two_candidates_of_one_device_are_timed_alone_and_checked_side_by_side(s
     for r in results:  # compiled before the gate, then waited to share it, then to be alone
         assert {"warm", "gate_wait", "timing:alone_wait"} <= set(r.phases), r.phases
     assert gate.alone_times >= 4  # each candidate timed alone
+    assert gate.warm_up_count == 4  # each request warmed up before its first ask
     assert gate.broken == []
     assert gate.snapshot() == (0, False, gate.host_bytes)  # all given back
+    assert gate.warm_ups() == (0, False)
 
 
 def test_waiting_for_the_gate_does_not_count_against_the_time_limit(shared_pool):
@@ -141,6 +151,39 @@ def test_someone_waiting_to_be_alone_goes_before_new_sharers():
     waiting.join(5)
     late.join(5)
     assert order == ["alone", "late sharer"]
+
+
+def test_what_is_timed_once_and_kept_waits_for_warm_ups_and_holds_new_ones_back():
+    """A task's baselines divide every later speedup: a candidate compiling and making its
+    first call beside them would inflate all of those, so they wait past warm-ups; a
+    candidate's own timing does not (compiling takes far longer than timing)."""
+    lane = Lane("cuda:0", "cuda:0", None, None, None, shares_device=True)  # type: ignore[arg-type]
+    order: list[str] = []
+    warming = _Gate(lane).__enter__()  # a candidate compiling, not asked yet
+    timing = threading.Thread(target=lambda: (lane.gate.be_alone(), order.append("timed"),
+                                              lane.gate.end_alone()))
+    timing.start()  # a candidate's timing goes on beside the warm-up...
+    timing.join(5)
+    assert order == ["timed"]
+    judge = _Gate(lane)  # the request whose candidate is done: the task's baselines
+    primed = threading.Thread(target=lambda: (judge.alone(past_warm_ups=True),
+                                              order.append("baselines"), judge.__exit__()))
+    primed.start()  # ...the baselines wait for it
+    time.sleep(0.2)
+    assert order == ["timed"]
+    late: list[str] = []
+    newcomer = threading.Thread(target=lambda: (_Gate(lane).__enter__(), late.append("warm")))
+    newcomer.start()
+    time.sleep(0.2)
+    assert late == []  # no new warm-up while the baselines wait
+    asks = threading.Thread(target=lambda: (warming.on_ask("share"), order.append("trials"),
+                                            warming.__exit__()))
+    asks.start()  # the warm-up ends at the candidate's first ask; its trials wait their turn
+    for thread in (primed, asks, newcomer):
+        thread.join(5)
+    assert order == ["timed", "baselines", "trials"] and late == ["warm"]
+    assert lane.gate.warm_ups() == (1, False)  # the newcomer's, still warming
+    assert lane.gate.snapshot() == (0, False, lane.gate.host_bytes)
 
 
 def test_outputs_wait_for_host_memory_that_others_hold():
