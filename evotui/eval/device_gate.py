@@ -33,8 +33,8 @@ class DeviceGate:
         self._alone = False
         self._waiting_alone = 0
         self._warming = 0  # requests whose candidate has not asked yet
-        self._hushing = 0  # waiting to be alone past warm-ups, or alone so
-        self._hushed = False  # whoever is alone waited past warm-ups
+        self._warm_ups_held = 0  # alone, or waiting to be, past warm-ups: none may start
+        self._alone_past_warm_ups = False  # whoever is alone waited past warm-ups
         self._free_bytes = self.host_bytes
         self._next_ticket = self._serving = 0  # reservations, in the order they were asked
 
@@ -62,7 +62,7 @@ class DeviceGate:
     def start_warm_up(self) -> None:
         """A candidate's request is sent: it may use the device before its first ask."""
         with self._cond:
-            self._cond.wait_for(lambda: not self._hushing)
+            self._cond.wait_for(lambda: not self._warm_ups_held)
             self._warming += 1
 
     def end_warm_up(self) -> None:
@@ -85,18 +85,18 @@ class DeviceGate:
         ``past_warm_ups``, nor warms up on it, and no warm-up starts until ``end_alone``."""
         with self._cond:
             self._waiting_alone += 1
-            self._hushing += int(past_warm_ups)
+            self._warm_ups_held += int(past_warm_ups)
             try:
                 self._cond.wait_for(lambda: not self._alone and self._sharing == 0
                                     and not (past_warm_ups and self._warming))
             except BaseException:
-                self._hushing -= int(past_warm_ups)
+                self._warm_ups_held -= int(past_warm_ups)
                 self._cond.notify_all()
                 raise
             finally:
                 self._waiting_alone -= 1
             self._alone = True
-            self._hushed = past_warm_ups
+            self._alone_past_warm_ups = past_warm_ups
 
     def share_again(self) -> None:
         """From alone to sharing, with nobody getting in between."""
@@ -112,8 +112,8 @@ class DeviceGate:
 
     def _end_alone(self) -> None:
         self._alone = False
-        self._hushing -= int(self._hushed)
-        self._hushed = False
+        self._warm_ups_held -= int(self._alone_past_warm_ups)
+        self._alone_past_warm_ups = False
 
     @contextmanager
     def alone(self, past_warm_ups: bool = False) -> Iterator[None]:
@@ -131,4 +131,4 @@ class DeviceGate:
     def warm_ups(self) -> tuple[int, bool]:
         """(warm-ups under way, whether whoever is alone waited past them): for tests."""
         with self._cond:
-            return self._warming, self._alone and self._hushed
+            return self._warming, self._alone and self._alone_past_warm_ups
