@@ -10,6 +10,11 @@ a sample's clock starts, every lane evaluates its seed once: the workers start a
 torch.compile are compiled and timed (the judge caches them per lane), so the first sample
 does not spend its budget warming the pool. Writes ``param_runs.{md,json}`` and each run's
 directory under --out.
+
+Two rates: "evals/min" is the run's own (children over the run's whole wall time: the seed's
+first evaluation, which also times eager and torch.compile, and the stop's drain included);
+"steady/min" counts the children judged after the first child's verdict, over the time
+from it to the last one's, which is what a long run approaches.
 """
 
 from __future__ import annotations
@@ -50,9 +55,12 @@ async def one(name: str, pool: EvaluatorPool, out: Path, iterations: int, cap_s:
         task=str(ROOT / "sample_kernels" / name), device=device, iterations=iterations,
         mutator="param", out=str(out / name), memory_k=memory_k), evaluator=pool)
     engine = session.engine
+    verdicts: list[float] = []  # when each child's verdict came (the seed's is not one)
 
     def show(ev: Event) -> None:
         if isinstance(ev, CandidateEvaluated):
+            if ev.parent_id is not None:
+                verdicts.append(time.monotonic())
             what = "accepted" if ev.accepted else f"rejected {ev.reason}: {ev.message[:120]}"
             m = ev.metrics
             speed = f" {m.time_ms * 1000:.1f} us x{fmt(m.speedup_eager)}" if m.time_ms else ""
@@ -65,7 +73,14 @@ async def one(name: str, pool: EvaluatorPool, out: Path, iterations: int, cap_s:
     finally:
         handle.cancel()
         await session.aclose()
-    return result.report
+    return {**result.report, "steady_evals_per_minute": steady_rate(verdicts)}
+
+
+def steady_rate(verdicts: list[float]) -> float | None:
+    """Children per minute between the first child's verdict and the last one's."""
+    if len(verdicts) < 2 or verdicts[-1] <= verdicts[0]:
+        return None
+    return round((len(verdicts) - 1) * 60.0 / (verdicts[-1] - verdicts[0]), 1)
 
 
 class PhaseLog:
@@ -92,9 +107,9 @@ class PhaseLog:
 
 def write_table(reports: dict[str, dict], out: Path) -> str:
     rows = ["| sample | evaluated | accepted | seed ×eager | best ×eager | best ×compile | "
-            "best % roofline | best % same-size copy | best vs seed | evals/min | outcome | "
-            "best change |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "best % roofline | best % same-size copy | best vs seed | evals/min | steady/min | "
+            "outcome | best change |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, r in reports.items():
         seed, best = r.get("seed") or {}, r.get("best") or {}
         rows.append(
@@ -102,7 +117,8 @@ def write_table(reports: dict[str, dict], out: Path) -> str:
             f"{fmt(best.get('speedup_eager'))} | {fmt(best.get('speedup_compile'))} | "
             f"{fmt(best.get('roofline_pct'), '.0f')} | {fmt(best.get('copy_pct'), '.0f')} | "
             f"{fmt(best.get('speedup_vs_seed'))} | {fmt(r['evaluations_per_minute'], '.1f')} | "
-            f"{r['outcome']} | {best.get('description', '')} |")
+            f"{fmt(r.get('steady_evals_per_minute'), '.1f')} | {r['outcome']} | "
+            f"{best.get('description', '')} |")
     table = "\n".join(rows)
     (out / "param_runs.md").write_text(table + "\n")
     (out / "param_runs.json").write_text(json.dumps(reports, indent=1))
