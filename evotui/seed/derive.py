@@ -6,6 +6,7 @@ chain) and fill it in. What cannot be derived gives one line saying why."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ import evotui.seed.scan as scan
 import evotui.seed.stages as stages
 from evotui.seed.common import assemble, init_source
 from evotui.seed.graph import Graph, NotDerivable
+from evotui.seed.sizes import follow_sizes
 from evotui.seed.trace import build_graph
 
 FAMILIES = (("gemm", gemm), ("convolution", conv), ("reduction", reduction), ("pooling", pool),
@@ -42,26 +44,38 @@ def derive_seed(task: Any, shape: dict[str, Any] | None = None) -> DerivedSeed:
     CPU shape, small enough to trace quickly)."""
     from evotui.task.model import TaskError, make_init_inputs, make_inputs, task_module
 
+    def built(at: dict[str, Any]) -> tuple[Any, list[Any]]:
+        import torch
+
+        init = make_init_inputs(module, at)
+        torch.manual_seed(0)
+        model = module.Model(*init).eval()  # the judge's reference runs in eval mode
+        return model, make_inputs(module, at, 1)
+
+    def retrace(at: dict[str, Any]) -> Graph | None:
+        try:
+            return build_graph(*built(at), task.meta.allow_torch)
+        except Exception:  # noqa: BLE001 - a shape the model refuses tells nothing
+            return None
+
     try:
         module = task_module(task.path, task.sha256)
         shape = task.shapes("cpu")[0] if shape is None else shape
-        import torch
-
-        init = make_init_inputs(module, shape)
-        torch.manual_seed(0)
-        model = module.Model(*init).eval()  # the judge's reference runs in eval mode
-        inputs = make_inputs(module, shape, 1)
+        model, inputs = built(shape)
     except TaskError as e:
         return DerivedSeed(None, None, str(e))
     except Exception as e:  # noqa: BLE001 - the task's own code: a reason, not a crash
         return DerivedSeed(None, None, f"the reference could not be built ({type(e).__name__}: {e})")
-    return derive_from_model(model, inputs, task.name, module.Model, task.meta.allow_torch)
+    return derive_from_model(model, inputs, task.name, module.Model, task.meta.allow_torch,
+                             lambda graph: follow_sizes(graph, shape, retrace))
 
 
 def derive_from_model(model: Any, inputs: list[Any], name: str, model_cls: type,
-                      allow_torch: tuple[str, ...] = ()) -> DerivedSeed:
+                      allow_torch: tuple[str, ...] = (),
+                      generalise: Callable[[Graph], Graph] = lambda graph: graph) -> DerivedSeed:
+    """``generalise``: what makes the traced graph hold at other shapes too."""
     try:
-        graph = build_graph(model, inputs, allow_torch)
+        graph = generalise(build_graph(model, inputs, allow_torch))
         steps = stages.plan(graph, _identifier(name) + "_kernel", pick_family)
         parts, methods = stages.merge(steps)
         init_src, consts = init_source(model_cls)

@@ -42,6 +42,7 @@ FAMILY = {
     "26_Conv2d_Sigmoid_GroupNorm": "convolution+reduction",
     "27_Cumsum_reverse_residual": "scan",
     "28_Conv_depthwise_separable_2D": "convolution+convolution",
+    "29_KLDiv_batchmean": "reduction+elementwise", "30_Row_mean_by_hand": "reduction+elementwise",
 }
 NO_TEMPLATE = {"21_CrossEntropy_targets": "gathers"}
 
@@ -143,6 +144,44 @@ def test_derived_seeds_compute_the_reference_at_the_traced_and_another_shape():
     results = json.loads(p.stdout.strip().splitlines()[-1])
     wrong = {name: r for name, r in results.items() if r != [True, True]}
     assert not wrong, wrong
+
+
+SIZED = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x.sum(dim=-1) / {divisor}
+
+
+batch_size = 32
+width = 64
+
+
+def get_inputs():
+    return [torch.randn(batch_size, width)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_traced_number_follows_the_size_it_was_and_only_that(derived, tmp_path):
+    batchmean = derived["29_KLDiv_batchmean"].source  # the batch, not the equal row length
+    assert "float(math.prod(predictions.shape[0:1]))" in batchmean
+    assert "1.0 / math.prod(x.shape[1:2])" in derived["30_Row_mean_by_hand"].source
+    constant = tmp_path / "constant.py"  # 64.0 is the width only by chance: it stays a number
+    constant.write_text(SIZED.format(divisor="64.0"))
+    seed = derive_seed(resolve_task(constant))
+    assert seed.ok and "64.0" in seed.source and "torch.full((), " not in seed.source
+    moving = tmp_path / "moving.py"  # twice the batch: the width at the traced shape only
+    moving.write_text(SIZED.format(divisor="(2 * x.shape[0])"))
+    seed = derive_seed(resolve_task(moving))
+    assert not seed.ok and "changes with the input's size" in seed.reason
+    assert "--seed FILE" in seed.reason and "\n" not in seed.reason
 
 
 def test_allowed_torch_ops_stay_in_torch_and_the_rest_is_derived():
