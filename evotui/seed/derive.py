@@ -1,7 +1,8 @@
 """A seed candidate derived from a task's reference ``Model``, for runs without a model:
-trace it at a small shape, pick the template family that fits (matrix product or
-convolution with an epilogue, row reduction / norm / softmax, pooling, scan, element-wise
-chain) and fill it in. What cannot be derived gives one line saying why."""
+trace it at a small shape (and at others where a traced number could be an input's size,
+``evotui.seed.sizes``), pick the template family that fits (matrix product or convolution
+with an epilogue, row reduction / norm / softmax, pooling, scan, element-wise chain) and fill
+it in. What cannot be derived gives one line saying why."""
 
 from __future__ import annotations
 
