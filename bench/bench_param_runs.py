@@ -105,6 +105,25 @@ class PhaseLog:
                 for k in keys} if entries else {}
 
 
+def device_usage(pool: EvaluatorPool) -> dict[str, dict[str, float]]:
+    """Each device gate's seconds alone / draining / shared / idle so far, by its first lane."""
+    gates = {}
+    for lane in pool.lanes:
+        gates.setdefault(id(lane.gate), (lane.label, lane.gate))
+    return {label: gate.usage() for label, gate in gates.values()}
+
+
+def usage_since(before: dict[str, dict[str, float]],
+                after: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The seconds of ``after`` less ``before``, as fractions of their sum, per device."""
+    shares = {}
+    for label, now in after.items():
+        spent = {use: now[use] - before.get(label, {}).get(use, 0.0) for use in now}
+        total = sum(spent.values()) or 1.0
+        shares[label] = {use: round(v / total, 3) for use, v in spent.items()}
+    return shares
+
+
 def write_table(reports: dict[str, dict], out: Path) -> str:
     rows = ["| sample | evaluated | accepted | seed ×eager | best ×eager | best ×compile | "
             "best % roofline | best % same-size copy | best vs seed | evals/min | steady/min | "
@@ -138,14 +157,16 @@ async def main_async(args: argparse.Namespace) -> int:
         log = PhaseLog(pool)
         for name in names:
             print(f"{name}: pool warmed in {await warm(pool, name):.0f} s", flush=True)
-            t0, first = time.monotonic(), len(log.entries)
+            t0, first, used = time.monotonic(), len(log.entries), device_usage(pool)
             reports[name] = await one(name, pool, args.out, args.iterations, args.cap_s, args.device,
                                       args.memory_k)
             r = reports[name]
             r["mean_phases_s"] = log.mean_since(first)
+            r["device_use"] = usage_since(used, device_usage(pool))
             print(f"{name}: {r['outcome']} after {r['evaluated']} children in "
                   f"{time.monotonic() - t0:.0f} s; mean seconds per evaluation: "
-                  f"{r['mean_phases_s']}", flush=True)
+                  f"{r['mean_phases_s']}; how the device was held (share of the time): "
+                  f"{r['device_use']}", flush=True)
             write_table(reports, args.out)  # after each sample: a cut-short bench keeps its rows
     print(write_table(reports, args.out))
     return 0

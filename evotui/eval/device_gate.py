@@ -21,8 +21,14 @@ that a sharer may wait for (the judge's lock is taken inside the gate, never aro
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+# how the device was held, for the seconds ``usage`` adds up: someone alone; sharers, with
+# someone waiting to be alone meanwhile (the sharers drain: nobody new may join them); sharers
+# alone; nobody
+USES = ("alone", "draining", "shared", "idle")
 
 
 class DeviceGate:
@@ -37,6 +43,8 @@ class DeviceGate:
         self._alone_past_warm_ups = False  # whoever is alone waited past warm-ups
         self._free_bytes = self.host_bytes
         self._next_ticket = self._serving = 0  # reservations, in the order they were asked
+        self._seconds = dict.fromkeys(USES, 0.0)
+        self._last = time.monotonic()
 
     # -- host memory for handed-over outputs ---------------------------------------------------
     def reserve(self, nbytes: int) -> int:
@@ -73,10 +81,12 @@ class DeviceGate:
     def share(self) -> None:
         with self._cond:
             self._cond.wait_for(lambda: not self._alone and not self._waiting_alone)
+            self._account()
             self._sharing += 1
 
     def unshare(self) -> None:
         with self._cond:
+            self._account()
             self._sharing -= 1
             self._cond.notify_all()
 
@@ -84,6 +94,7 @@ class DeviceGate:
         """Wait until nobody else uses the device (the caller must not be sharing it); with
         ``past_warm_ups``, nor warms up on it, and no warm-up starts until ``end_alone``."""
         with self._cond:
+            self._account()
             self._waiting_alone += 1
             self._warm_ups_held += int(past_warm_ups)
             try:
@@ -94,6 +105,7 @@ class DeviceGate:
                 self._cond.notify_all()
                 raise
             finally:
+                self._account()
                 self._waiting_alone -= 1
             self._alone = True
             self._alone_past_warm_ups = past_warm_ups
@@ -111,6 +123,7 @@ class DeviceGate:
             self._cond.notify_all()
 
     def _end_alone(self) -> None:
+        self._account()
         self._alone = False
         self._warm_ups_held -= int(self._alone_past_warm_ups)
         self._alone_past_warm_ups = False
@@ -127,6 +140,25 @@ class DeviceGate:
         """(sharers, whether someone is alone, free host bytes): for tests and diagnostics."""
         with self._cond:
             return self._sharing, self._alone, self._free_bytes
+
+    def usage(self) -> dict[str, float]:
+        """Seconds the device spent in each of ``USES`` since the gate was made."""
+        with self._cond:
+            self._account()
+            return dict(self._seconds)
+
+    def _account(self) -> None:
+        """Add the time since the last change to how the device was held until now (called,
+        under the lock, before each change)."""
+        now = time.monotonic()
+        if self._alone:
+            use = "alone"
+        elif self._sharing:
+            use = "draining" if self._waiting_alone else "shared"
+        else:
+            use = "idle"
+        self._seconds[use] += now - self._last
+        self._last = now
 
     def warm_ups(self) -> tuple[int, bool]:
         """(warm-ups under way, whether whoever is alone waited past them): for tests."""

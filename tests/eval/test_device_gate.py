@@ -186,6 +186,28 @@ def test_what_is_timed_once_and_kept_waits_for_warm_ups_and_holds_new_ones_back(
     assert lane.gate.snapshot() == (0, False, lane.gate.host_bytes)
 
 
+def test_the_gate_adds_up_how_the_device_was_held():
+    """Where a pool's device time goes (the bench prints it): alone for timing, shared,
+    draining (sharers finishing while someone waits to be alone), idle."""
+    gate = DeviceGate(1 << 30)
+    with gate.alone():
+        time.sleep(0.3)
+    gate.share()
+    time.sleep(0.3)
+    waiter = threading.Thread(target=lambda: (gate.be_alone(), gate.end_alone()))
+    waiter.start()
+    while gate._waiting_alone == 0:  # noqa: SLF001 - until the timing waits
+        time.sleep(0.01)
+    time.sleep(0.3)
+    gate.unshare()
+    waiter.join(5)
+    time.sleep(0.3)
+    used = gate.usage()
+    assert set(used) == {"alone", "shared", "draining", "idle"}
+    for use in used:
+        assert 0.3 <= used[use] < 1.5, used
+
+
 def test_outputs_wait_for_host_memory_that_others_hold():
     gate = DeviceGate(10 << 30)
     assert gate.reserve(8 << 30) == 8 << 30
