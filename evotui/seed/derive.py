@@ -7,7 +7,6 @@ it in. What cannot be derived gives one line saying why."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,19 +66,11 @@ def derive_seed(task: Any, shape: dict[str, Any] | None = None) -> DerivedSeed:
         return DerivedSeed(None, None, str(e))
     except Exception as e:  # noqa: BLE001 - the task's own code: a reason, not a crash
         return DerivedSeed(None, None, f"the reference could not be built ({type(e).__name__}: {e})")
-    return derive_from_model(model, inputs, task.name, module.Model, task.meta.allow_torch,
-                             lambda graph: follow_sizes(graph, shape, retrace))
-
-
-def derive_from_model(model: Any, inputs: list[Any], name: str, model_cls: type,
-                      allow_torch: tuple[str, ...] = (),
-                      generalise: Callable[[Graph], Graph] = lambda graph: graph) -> DerivedSeed:
-    """``generalise``: what makes the traced graph hold at other shapes too."""
     try:
-        graph = generalise(build_graph(model, inputs, allow_torch))
-        steps = stages.plan(graph, _identifier(name) + "_kernel", pick_family)
+        graph = follow_sizes(build_graph(model, inputs, task.meta.allow_torch), shape, retrace)
+        steps = stages.plan(graph, _identifier(task.name) + "_kernel", pick_family)
         parts, methods = stages.merge(steps)
-        init_src, consts = init_source(model_cls)
+        init_src, consts = init_source(module.Model)
         family = "+".join(s.family for s in steps)
         return DerivedSeed(assemble(parts, init_src, consts, graph.forward_params, methods),
                            family)

@@ -54,19 +54,18 @@ class Size:
 def follow_sizes(graph: Graph, shape: dict[str, Any], retrace: Retrace) -> Graph:
     """``graph`` (traced at ``shape``) with its scalars that are input sizes made to follow
     the input; unchanged where none could be."""
-    spots = [s for s in _scalar_spots(graph) if _sizes_matching(graph, s)]
-    if not spots:
+    candidates = {s: sizes for s in _scalar_spots(graph) if (sizes := _sizes_matching(graph, s))}
+    if not candidates:
         return graph
     others = [g for g in (retrace({**shape, key: grown}) for key, grown in _grown(shape))
               if g is not None and _same_structure(graph, g)]
     if not others:
         return graph
     found: list[tuple[Spot, Size]] = []
-    for spot in spots:
-        values = [_scalar(g, spot) for g in others]
-        if all(math.isclose(v, _scalar(graph, spot), rel_tol=1e-9) for v in values):
+    for spot, sizes in candidates.items():
+        if all(math.isclose(_scalar(g, spot), _scalar(graph, spot), rel_tol=1e-9) for g in others):
             continue  # a constant that happens to equal a size
-        size = next((c for c in _sizes_matching(graph, spot)
+        size = next((c for c in sizes
                      if all(math.isclose(c.value(g), _scalar(g, spot), rel_tol=1e-9)
                             for g in others)), None)
         if size is None:
@@ -75,8 +74,8 @@ def follow_sizes(graph: Graph, shape: dict[str, Any], retrace: Retrace) -> Graph
                                "but is no product of its dimensions: no template; pass --seed FILE")
         found.append((spot, size))
     # nodes, not places: each insertion moves the places after it
-    for user, arg, source, size in [(graph.nodes[s.node], s.arg, graph.nodes[z.node], z)
-                                    for s, z in found]:
+    resolved = [(graph.nodes[s.node], s.arg, graph.nodes[z.node], z) for s, z in found]
+    for user, arg, source, size in resolved:
         _replace(graph, user, arg, source, size)
     return graph
 
