@@ -14,8 +14,9 @@ keeps the host memory that handed-over outputs may take (half the host's, split 
 devices): each candidate reserves what its request may hand over before it shares the device,
 and gives it back when its worker has let the outputs go.
 
-Rule that keeps it free of deadlock: nobody waits for the gate while holding another lock
-that a sharer may wait for (the judge's lock is taken inside the gate, never around it).
+The device's judge (one process, one request at a time) is taken at the same gate, with the
+device shared or alone, both waited for at once (``judging``): nobody holds the device while
+queued for the judge, where a request waiting its turn would keep a timing waiting for nothing.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class DeviceGate:
         self._warming = 0  # requests whose candidate has not asked yet
         self._warm_ups_held = 0  # alone, or waiting to be, past warm-ups: none may start
         self._alone_past_warm_ups = False  # whoever is alone waited past warm-ups
+        self._judging = False  # the judge has a request
+        self._alone_judging = False  # whoever is alone has the judge too
         self._free_bytes = self.host_bytes
         self._next_ticket = self._serving = 0  # reservations, in the order they were asked
         self._seconds = dict.fromkeys(USES, 0.0)
@@ -78,28 +81,34 @@ class DeviceGate:
             self._warming -= 1
             self._cond.notify_all()
 
-    def share(self) -> None:
+    def share(self, judge: bool = False) -> None:
+        """Share the device (with ``judge``: and have the judge, once it is free)."""
         with self._cond:
-            self._cond.wait_for(lambda: not self._alone and not self._waiting_alone)
+            self._cond.wait_for(lambda: not self._alone and not self._waiting_alone
+                                and not (judge and self._judging))
             self._account()
             self._sharing += 1
+            self._judging = self._judging or judge
 
-    def unshare(self) -> None:
+    def unshare(self, judge: bool = False) -> None:
         with self._cond:
             self._account()
             self._sharing -= 1
+            self._judging = self._judging and not judge
             self._cond.notify_all()
 
-    def be_alone(self, past_warm_ups: bool = False) -> None:
+    def be_alone(self, past_warm_ups: bool = False, judge: bool = False) -> None:
         """Wait until nobody else uses the device (the caller must not be sharing it); with
-        ``past_warm_ups``, nor warms up on it, and no warm-up starts until ``end_alone``."""
+        ``past_warm_ups``, nor warms up on it, and no warm-up starts until ``end_alone``;
+        with ``judge``, and have the judge once it is free."""
         with self._cond:
             self._account()
             self._waiting_alone += 1
             self._warm_ups_held += int(past_warm_ups)
             try:
                 self._cond.wait_for(lambda: not self._alone and self._sharing == 0
-                                    and not (past_warm_ups and self._warming))
+                                    and not (past_warm_ups and self._warming)
+                                    and not (judge and self._judging))
             except BaseException:
                 self._warm_ups_held -= int(past_warm_ups)
                 self._cond.notify_all()
@@ -109,6 +118,7 @@ class DeviceGate:
                 self._waiting_alone -= 1
             self._alone = True
             self._alone_past_warm_ups = past_warm_ups
+            self._judging = self._alone_judging = judge
 
     def share_again(self) -> None:
         """From alone to sharing, with nobody getting in between."""
@@ -127,6 +137,8 @@ class DeviceGate:
         self._alone = False
         self._warm_ups_held -= int(self._alone_past_warm_ups)
         self._alone_past_warm_ups = False
+        self._judging = self._judging and not self._alone_judging
+        self._alone_judging = False
 
     @contextmanager
     def alone(self, past_warm_ups: bool = False) -> Iterator[None]:
@@ -135,6 +147,22 @@ class DeviceGate:
             yield
         finally:
             self.end_alone()
+
+    @contextmanager
+    def judging(self, alone: bool = False, past_warm_ups: bool = False) -> Iterator[None]:
+        """The judge for one request, with the device shared (or ``alone``, for what it times
+        once and keeps: then ``past_warm_ups`` too)."""
+        if alone:
+            self.be_alone(past_warm_ups, judge=True)
+        else:
+            self.share(judge=True)
+        try:
+            yield
+        finally:
+            if alone:
+                self.end_alone()
+            else:
+                self.unshare(judge=True)
 
     def snapshot(self) -> tuple[int, bool, int]:
         """(sharers, whether someone is alone, free host bytes): for tests and diagnostics."""

@@ -22,25 +22,21 @@ JUDGE_TIMEOUT_S = 900.0  # a first judgement may time eager and torch.compile
 Primed = set[tuple[int, str]]  # (judge's pid, task): its baselines are timed
 
 
-def prime(lane: Lane, req: Request, gate: Gate, primed: Primed) -> None:
+def prime(lane: Lane, req: Request, primed: Primed) -> None:
     """The judge times a task's baselines and a same-size copy once per judge process, with
     the device alone, past other candidates' warm-ups too: every later speedup of the task is
     divided by them (judging only reads them, beside other candidates' checks)."""
     if lane.device == "cpu":
         return
     task = f"{req.task}:{req.task_sha256}"
-    with lane.judge_lock:
+    if lane.judge.alive and (lane.judge.pid, task) in primed:
+        return
+    with lane.gate.judging(alone=True, past_warm_ups=True):
         if not lane.judge.alive:
             lane.judge.start()
-        if (lane.judge.pid, task) in primed:
-            return
-    gate.alone(past_warm_ups=True)
-    try:
-        with lane.judge_lock:
+        if (lane.judge.pid, task) not in primed:
             lane.judge.request(Op("prime", req), JUDGE_TIMEOUT_S)
             primed.add((lane.judge.pid, task))
-    finally:
-        gate.share()
 
 
 def judged(lane: Lane, req: Request, request: EvalRequest, gate: Gate,
@@ -68,12 +64,13 @@ def judged(lane: Lane, req: Request, request: EvalRequest, gate: Gate,
                                "reported kernel time exceeds the wall-clock time of the run")
     phases = dict(report.phases)
     phases["worker"] = elapsed_ms / 1000  # the candidate worker's request, sent to answered
-    gate.share()
+    gate.release()  # the judge takes the device at its turn (its outputs' memory stays reserved)
     judge_started = time.monotonic()
     try:
         if report.ok and timing is not None:
-            prime(lane, req, gate, primed)
-        with lane.judge_lock:
+            prime(lane, req, primed)
+        with lane.gate.judging():
+            phases["judge_wait"] = time.monotonic() - judge_started  # (and the prime's)
             verdict = Verdict.from_json(lane.judge.request(Op("judge", req, report),
                                                            JUDGE_TIMEOUT_S))
     except (WorkerDied, WorkerTimeout, MalformedMessage) as e:

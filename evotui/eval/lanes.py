@@ -33,9 +33,8 @@ class Lane:
     # it alone while it is timed
     gate: DeviceGate = field(default_factory=lambda: DeviceGate(16 << 30))
     shares_device: bool = False  # other lanes use this device too: candidates ask for the gate
-    # one request at a time to the judge (shared by the lanes of one device); taken inside
-    # the gate, never around it
-    judge_lock: threading.Lock = field(default_factory=threading.Lock)
+    # (the judge, shared by the lanes of one device, takes one request at a time: at the gate,
+    # ``DeviceGate.judging``)
 
 
 def per_device_from_env() -> int:
@@ -99,16 +98,16 @@ def start_workers(lane: Lane) -> None:
     if not lane.candidate.alive:
         lane.candidate.start()
     if not lane.judge.alive:
-        with lane.judge_lock:  # the judge may be another lane's too
+        with lane.gate.judging():  # the judge may be another lane's too
             if not lane.judge.alive:
                 lane.judge.start()
 
 
 class Gate:
     """The device's gate for one candidate request, held the way the candidate last asked:
-    shared (its trials and checks) or alone (its timed calls); the pool shares it for the
-    judge and gives it back, with the host memory reserved for the request's outputs, once
-    the worker has let those go. A report with times that were not taken alone ran beside
+    shared (its trials and checks) or alone (its timed calls), until its report is in
+    (``release``); the host memory reserved for the request's outputs is given back once the
+    worker has let those go (its judge takes the device at ``DeviceGate.judging``). A report with times that were not taken alone ran beside
     other work on the device, so its times mean nothing."""
 
     def __init__(self, lane: Lane, handover_bytes: int = 0) -> None:
@@ -147,9 +146,7 @@ class Gate:
             self.lane.gate.share()
         self.state = SHARE
 
-    def alone(self, past_warm_ups: bool = False) -> None:
-        """Alone on the device; with ``past_warm_ups`` also past other candidates' warm-ups
-        (for what is timed once and kept)."""
+    def alone(self) -> None:
         self._end_warm_up()
         if self.state == ALONE:
             return
@@ -157,8 +154,18 @@ class Gate:
             self.lane.gate.unshare()
             self.state = ""
         self._reserve()
-        self.lane.gate.be_alone(past_warm_ups)
+        self.lane.gate.be_alone()
         self.state = ALONE
+
+    def release(self) -> None:
+        """The candidate is done with the device (its process has ended): the reserved host
+        memory stays with the request."""
+        self._end_warm_up()
+        if self.state == SHARE:
+            self.lane.gate.unshare()
+        elif self.state == ALONE:
+            self.lane.gate.end_alone()
+        self.state = ""
 
     def __enter__(self) -> Gate:
         if self.lane.shares_device:
@@ -167,12 +174,7 @@ class Gate:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._end_warm_up()
-        if self.state == SHARE:
-            self.lane.gate.unshare()
-        elif self.state == ALONE:
-            self.lane.gate.end_alone()
-        self.state = ""
+        self.release()
         if self.reserved is not None:
             self.lane.gate.give_back(self.reserved)
             self.reserved = None

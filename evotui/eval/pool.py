@@ -98,8 +98,7 @@ class EvaluatorPool(Evaluator):
                 shared[dev] = lane
             else:
                 lane = Lane(inner, dev, WorkerProcess("candidate", inner, env), first.judge,
-                            scratch, gate=first.gate, shares_device=True,
-                            judge_lock=first.judge_lock)
+                            scratch, gate=first.gate, shares_device=True)
             self.lanes.append(lane)
             self._free.put(lane)
         self._rng = random.SystemRandom()  # seeds a candidate cannot predict
@@ -171,7 +170,7 @@ class EvaluatorPool(Evaluator):
     def _facts(self, lane: Lane) -> dict[str, Any]:
         """The device's facts, measured once (timed: with the device alone, past warm-ups)."""
         if lane.label not in self._device_facts:
-            with lane.gate.alone(past_warm_ups=True), lane.judge_lock:
+            with lane.gate.judging(alone=True, past_warm_ups=True):
                 if not lane.judge.alive:
                     lane.judge.start()
                 self._device_facts[lane.label] = facts_of(
@@ -220,9 +219,9 @@ class EvaluatorPool(Evaluator):
             except WorkerDied as e:
                 return ABResult(ok=False, reason=reasons.CRASHED, message=str(e))
             report = gate.checked(ABReport.parse(answer))
-            gate.share()
+            gate.release()
             try:
-                with lane.judge_lock:
+                with lane.gate.judging():
                     check = Verdict.from_json(lane.judge.request(Op("check_ab", req, report),
                                                                  JUDGE_TIMEOUT_S))
             except (WorkerDied, WorkerTimeout, MalformedMessage) as e:

@@ -67,10 +67,11 @@ class TimedPhase:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         timed_outputs = self._dump(as_outputs(calls.out), scratch, "timed_out")
+        lap("outputs")
         inputs_after = [(s, calls.perturbed[k], self._inputs_after(inp, scratch, f"timed_in{k}"))
                         for k, (s, inp) in enumerate(zip(seeds, sets, strict=True))]
         self._settle_inputs()  # before the calls below change the sets' values again
-        lap("handover")
+        lap("fingerprints")
         graph_replay = None
         if timing.method == "graph":
             # the replayed calls ran without new values between them: once more on new values

@@ -43,13 +43,13 @@ class RecordingGate(DeviceGate):
         self.warm_up_count += 1
         self._check()
 
-    def be_alone(self, past_warm_ups: bool = False) -> None:
-        super().be_alone(past_warm_ups)
+    def be_alone(self, past_warm_ups: bool = False, judge: bool = False) -> None:
+        super().be_alone(past_warm_ups, judge)
         self.alone_times += 1
         self._check()
 
-    def share(self) -> None:
-        super().share()
+    def share(self, judge: bool = False) -> None:
+        super().share(judge)
         self._check()
 
     def share_again(self) -> None:
@@ -165,9 +165,11 @@ def test_what_is_timed_once_and_kept_waits_for_warm_ups_and_holds_new_ones_back(
     timing.start()  # a candidate's timing goes on beside the warm-up...
     timing.join(5)
     assert order == ["timed"]
-    judge = _Gate(lane)  # the request whose candidate is done: the task's baselines
-    primed = threading.Thread(target=lambda: (judge.alone(past_warm_ups=True),
-                                              order.append("baselines"), judge.__exit__()))
+    def baselines() -> None:  # the judge's, for a request whose candidate is done
+        with lane.gate.judging(alone=True, past_warm_ups=True):
+            order.append("baselines")
+
+    primed = threading.Thread(target=baselines)
     primed.start()  # ...the baselines wait for it
     time.sleep(0.2)
     assert order == ["timed"]
@@ -184,6 +186,36 @@ def test_what_is_timed_once_and_kept_waits_for_warm_ups_and_holds_new_ones_back(
     assert order == ["timed", "baselines", "trials"] and late == ["warm"]
     assert lane.gate.warm_ups() == (1, False)  # the newcomer's, still warming
     assert lane.gate.snapshot() == (0, False, lane.gate.host_bytes)
+
+
+def test_a_request_queued_for_the_judge_keeps_no_timing_waiting():
+    """The judge takes one request at a time; one waiting its turn does not share the device
+    meanwhile, so a candidate's timing goes first once the judge's current request is done."""
+    gate = DeviceGate(1 << 30)
+    order: list[str] = []
+
+    def queued() -> None:
+        with gate.judging():
+            order.append("judged")
+
+    def timing() -> None:
+        gate.be_alone()
+        order.append("timed")
+        gate.end_alone()
+
+    with gate.judging():  # the judge's current request
+        waiting = threading.Thread(target=queued)
+        waiting.start()
+        time.sleep(0.2)
+        assert gate.snapshot()[0] == 1  # only the current request shares the device
+        timed = threading.Thread(target=timing)
+        timed.start()
+        time.sleep(0.2)
+        assert order == []
+    for thread in (waiting, timed):
+        thread.join(5)
+    assert order == ["timed", "judged"]
+    assert gate.snapshot() == (0, False, 1 << 30)
 
 
 def test_the_gate_adds_up_how_the_device_was_held():

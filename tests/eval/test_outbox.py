@@ -101,6 +101,23 @@ def test_a_fingerprint_changes_with_any_byte_and_with_the_key():
     assert fingerprint(z.view(torch.float32), key) != base
 
 
+def test_a_fingerprint_is_the_sum_of_its_products_modulo_the_prime_even_at_the_largest_limbs():
+    # every limb 0xFFFF over more than one row of summed products: a sum that overflowed
+    # int64 before its modulo would differ from the definition computed in Python integers
+    from evotui.eval import digest
+
+    n = digest.ROW * 2 + 5
+    x = torch.full((n,), -1, dtype=torch.int16)
+    key = 42
+    want = []
+    for j in range(2):
+        gen = torch.Generator()
+        gen.manual_seed(key * 2 + j)
+        coeff = torch.randint(0, digest.PRIME, (n,), generator=gen, dtype=torch.int64)
+        want.append(sum(c * 0xFFFF for c in coeff.tolist()) % digest.PRIME)
+    assert fingerprint(x, key) == want
+
+
 def test_the_judge_checks_inputs_by_their_fingerprints():
     from evotui.core import reasons
     from evotui.eval.judge import Judge, Reject
