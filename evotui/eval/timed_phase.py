@@ -66,8 +66,6 @@ class TimedPhase:
         judged = calls.finish()
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-        if gated:  # handed over beside others' checks: no candidate code runs until the
-            outbox.ask_gate(SHARE)  # value-cache guard, which has the device alone again
         timed_outputs = self._dump(as_outputs(calls.out), scratch, "timed_out")
         lap("outputs")
         inputs_after = [(s, calls.perturbed[k], self._inputs_after(inp, scratch, f"timed_in{k}"))
@@ -88,9 +86,6 @@ class TimedPhase:
         inputs = sets[calls.last]
         calls.out = None
         lap("graph_replay")
-        if gated:
-            outbox.ask_gate(ALONE)
-        lap("alone_wait")
         fresh_check = self._fresh_vs_same(model, calls, task, shapes[0], req)
         lap("fresh_vs_same")
         if gated:  # the checks that follow are not timed: beside others' checks again
