@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
 # (PARAM_RUNS=1) the param-mutator search on every sample, (PARAM_MEMORY=1) the same search
 # with the advice library on (default: the GEMM only), (SCALING=1) one GPU vs all, then
-# (AB_RUN=1) the advice A/B, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
+# (AB_RUN=1) the advice A/B, (HANDOVER=1) the parts of one output's hand-over, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
 # new processes each (as separate `evotui bench` commands). SKIP_TESTS=1 / SKIP_BENCH=1 leave
 # out the first two; SKIP_SANDBOX_BENCH=1 the two seeds judged in the sandbox first;
 # PYTEST_K selects GPU tests by keyword expression, GPU_TESTS by file (default: all three files). SUITE_LISTS="a.txt b.txt" runs
@@ -52,6 +52,9 @@ fi
 if [ "${FRESH_POOL:-0}" = 1 ]; then
   python3 bench/bench_samples.py --out "$out/fresh-pool" --fresh-pool --runs 5 --variants 0 \
     ${FRESH_POOL_ARGS:---samples add_gelu,cross_entropy,softmax} 2>&1 | tee "$out/fresh-pool.log"
+fi
+if [ "${HANDOVER:-0}" = 1 ]; then  # the parts of one output's hand-over (bench/bench_handover.py)
+  python3 bench/bench_handover.py ${HANDOVER_ARGS:-} 2>&1 | tee "$out/handover.log"
 fi
 if [ "${PARAM_RUNS:-0}" = 1 ]; then  # PER_DEVICE="1 3": once per count of candidate workers per GPU
   for n in ${PER_DEVICE:-1}; do
