@@ -107,8 +107,9 @@ class Gate:
     """The device's gate for one candidate request, held the way the candidate last asked:
     shared (its trials and checks) or alone (its timed calls), until its report is in
     (``release``); the host memory reserved for the request's outputs is given back once the
-    worker has let those go (its judge takes the device at ``DeviceGate.judging``). A report with times that were not taken alone ran beside
-    other work on the device, so its times mean nothing."""
+    worker has let those go (its judge takes the device at ``DeviceGate.judging``). A report
+    with times that were not taken alone ran beside other work on the device, so its times
+    mean nothing."""
 
     def __init__(self, lane: Lane, handover_bytes: int = 0) -> None:
         self.lane, self.handover_bytes = lane, handover_bytes
