@@ -26,6 +26,7 @@ from evotui.eval.messages import (
     Verdict,
 )
 from evotui.eval.op_policy import as_bits
+from evotui.eval.part_times import PartTimes
 from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.precision import exact_float32
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
@@ -50,6 +51,7 @@ class Judge(JudgeFigures):
         super().__init__()
         self.blobs: list[str | None] = []  # where the report being judged left its bytes
         self.digest_key: int | None = None  # the key its inputs' fingerprints were made with
+        self.parts = PartTimes()  # where the request's time goes (reset by each ``judge``)
 
     # -- task and reference ----------------------------------------------------------------
     def _task(self, path: str, sha256: str | None) -> tuple[str, types.ModuleType]:
@@ -66,9 +68,10 @@ class Judge(JudgeFigures):
         """Inputs generated from ``seed``, after ``perturbed`` changes of all its values (the
         state a timed set was left in, evotui.eval.perturb)."""
         _, task = self._task(req.task, req.task_sha256)
-        return [v.to(self.device) if isinstance(v, self.torch.Tensor) else v
-                for v in make_inputs(task, req.shapes[shape_index],
-                                     values_seed(seed, perturbed), self.device)]
+        with self.parts.part("inputs"):
+            return [v.to(self.device) if isinstance(v, self.torch.Tensor) else v
+                    for v in make_inputs(task, req.shapes[shape_index],
+                                         values_seed(seed, perturbed), self.device)]
 
     def _reference(self, req: Request, shape_index: int, seed: int,
                    perturbed: int = 0) -> tuple[list[Any], list[Any]]:
@@ -86,7 +89,7 @@ class Judge(JudgeFigures):
             torch.manual_seed(req.init_seed)
             self.models[mkey] = task.Model(*init).to(self.device).eval()
         inputs = self._pristine(req, shape_index, seed, perturbed)
-        with torch.no_grad():
+        with torch.no_grad(), self.parts.part("reference"):
             out = self.models[mkey](*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
         outs = list(out) if isinstance(out, tuple | list) else [out]
         return inputs, outs
@@ -119,11 +122,13 @@ class Judge(JudgeFigures):
             if tuple(meta.shape) != tuple(ref.shape):
                 raise Reject(reasons.SHAPE_MISMATCH,
                              f"{label} has shape {list(meta.shape)}, expected {list(ref.shape)}")
-            got = load_tensor(meta, str(self.device), self.blobs)
-            if ref.is_floating_point():
-                self._compare_float(req, got, ref, label, mismatch_reason, worst)
-            elif not torch.equal(got, ref):
-                raise Reject(mismatch_reason, f"{label} differs from the reference")
+            with self.parts.part("load"):
+                got = load_tensor(meta, str(self.device), self.blobs)
+            with self.parts.part("compare"):
+                if ref.is_floating_point():
+                    self._compare_float(req, got, ref, label, mismatch_reason, worst)
+                elif not torch.equal(got, ref):
+                    raise Reject(mismatch_reason, f"{label} differs from the reference")
         return worst
 
     def _compare_float(self, req, got, ref, label, mismatch_reason, worst) -> None:
@@ -161,12 +166,17 @@ class Judge(JudgeFigures):
                 if not isinstance(self.digest_key, int):
                     raise Reject(reasons.TAMPERED, f"{what}: input {i} has a fingerprint, but "
                                  "no key was given for it")
-                if fingerprint(ref, self.digest_key) != digest:
+                with self.parts.part("fingerprint"):
+                    same = fingerprint(ref, self.digest_key) == digest
+                if not same:
                     raise Reject(reasons.MODIFIED_INPUTS,
                                  f"{what}: input {i} was modified by the candidate")
                 continue
-            got = load_tensor(meta, str(self.device), self.blobs)
-            if not torch.equal(as_bits(got), as_bits(ref)):
+            with self.parts.part("load"):
+                got = load_tensor(meta, str(self.device), self.blobs)
+            with self.parts.part("compare"):
+                same = torch.equal(as_bits(got), as_bits(ref))
+            if not same:
                 raise Reject(reasons.MODIFIED_INPUTS, f"{what}: input {i} was modified by the candidate")
 
     def _check_guards(self, seed: int, bands: Sequence[Meta] | None, n_outputs: int,
@@ -200,13 +210,16 @@ class Judge(JudgeFigures):
     def judge(self, req: Request, report: Report) -> Verdict:
         self.blobs = list(report.blobs)
         self.digest_key = report.digest_key
+        self.parts = PartTimes(self.torch.cuda.synchronize if self.device.type == "cuda" else None)
         try:
             details = self._judge(req, report)
         except Reject as r:
-            return Verdict(False, r.reason, r.message, r.details)
+            return Verdict(False, r.reason, r.message, r.details, phases=self.parts.seconds)
         except TamperedOutput as e:  # before the ValueErrors the checks below turn into reasons
-            return Verdict(False, reasons.TAMPERED, f"a dumped output was rewritten: {e}")
-        return Verdict(True, reasons.ACCEPTED, reasons.DESCRIPTIONS[reasons.ACCEPTED], details)
+            return Verdict(False, reasons.TAMPERED, f"a dumped output was rewritten: {e}",
+                           phases=self.parts.seconds)
+        return Verdict(True, reasons.ACCEPTED, reasons.DESCRIPTIONS[reasons.ACCEPTED], details,
+                       phases=self.parts.seconds)
 
     def _judge(self, req: Request, report: Report) -> Details:
         if not report.ok:
@@ -252,7 +265,8 @@ class Judge(JudgeFigures):
             raise Reject(reasons.TIMER_TAMPERED,
                          "the harness's timing functions or its checks' code were replaced"
                          + (f": {names}" if names else ""))
-        figures = self._figures(req, timing) if timing else {}
+        with self.parts.part("figures"):
+            figures = self._figures(req, timing) if timing else {}
         return Details(**worst, launches=report.launches, timing=timing and timing.figures,
                        **figures)
 

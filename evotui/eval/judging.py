@@ -78,6 +78,7 @@ def judged(lane: Lane, req: Request, request: EvalRequest, gate: Gate,
         return EvalResult.rejected(reasons.HARNESS_ERROR, f"judge failed: {e}", **common,
                                    worker_output_tail=tail)
     phases["judge"] = time.monotonic() - judge_started
+    phases.update({f"judge:{part}": seconds for part, seconds in verdict.phases.items()})
     # Candidate code never ran in the worker (each candidate had a process of its own), so
     # only a worker that died is restarted (after the judge: it held the report's bytes).
     if not worker.alive:

@@ -368,12 +368,14 @@ class Verdict(Record):
     message: str
     details: Details = field(default_factory=Details)
     index: int | None = None  # an A/B's: the candidate whose check failed
+    phases: dict[str, float] = field(default_factory=dict)  # the judge's seconds, by part
 
     @staticmethod
     def from_json(value: Any) -> Verdict:
         f = Fields(value, "the verdict")
         return Verdict(f.flag("accepted"), f.text("reason"), f.text("message"),
-                       f.record("details", Details.from_json, Details()), f.integer("index", None))
+                       f.record("details", Details.from_json, Details()), f.integer("index", None),
+                       f.numbers("phases"))
 
 
 def failure_reply(reason: str, message: str) -> dict[str, Any]:

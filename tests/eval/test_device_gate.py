@@ -80,6 +80,11 @@ def test_two_candidates_of_one_device_are_timed_alone_and_checked_side_by_side(s
     assert all(r.accepted for r in results), [r.message for r in results]
     for r in results:  # compiled before the gate, then waited to share it, then to be alone
         assert {"warm", "gate_wait", "timing:alone_wait"} <= set(r.phases), r.phases
+        # and where the judge's request went: inputs made again, the reference, the
+        # candidate's bytes loaded and compared
+        judge_parts = {k: v for k, v in r.phases.items() if k.startswith("judge:")}
+        assert {"judge:inputs", "judge:reference", "judge:load", "judge:compare"} <= set(judge_parts)
+        assert 0 < sum(judge_parts.values()) <= r.phases["judge"]
     assert gate.alone_times >= 4  # each candidate timed alone
     assert gate.warm_up_count == 4  # each request warmed up before its first ask
     assert gate.broken == []
