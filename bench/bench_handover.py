@@ -44,31 +44,27 @@ def main() -> None:
     flat = value.reshape(-1).view(torch.uint8)
     host = _host_bytes(flat)  # (allocates the pinned staging once, as the trials do)
 
-    def fresh_write() -> None:
+    def write(allocated: bool) -> tuple[float, float]:
+        """(seconds allocating, seconds writing) into a new memfd."""
         fd = os.memfd_create("bench", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
-            _write_all(fd, host)
-        finally:
-            os.close(fd)
-
-    def allocated_write() -> float:
-        fd = os.memfd_create("bench", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-        try:
-            os.posix_fallocate(fd, 0, nbytes)
             start = time.perf_counter()
+            if allocated:
+                os.posix_fallocate(fd, 0, nbytes)
+            middle = time.perf_counter()
             _write_all(fd, host)
-            return time.perf_counter() - start
+            return middle - start, time.perf_counter() - middle
         finally:
             os.close(fd)
 
     parts: dict[str, float] = {}
     if args.device != "cpu":
         parts["copy to pinned host memory"] = _median_s(lambda: _host_bytes(flat), args.repeat)
-    parts["write into a fresh memfd"] = _median_s(fresh_write, args.repeat)
-    parts["write into an allocated memfd"] = statistics.median(
-        allocated_write() for _ in range(args.repeat))
-    parts["allocate a memfd (posix_fallocate)"] = _median_s(
-        lambda: _close(_fallocated(nbytes)), args.repeat)
+    parts["write into a fresh memfd"] = statistics.median(
+        write(False)[1] for _ in range(args.repeat))
+    allocated = [write(True) for _ in range(args.repeat)]
+    parts["allocate a memfd (posix_fallocate)"] = statistics.median(a for a, _ in allocated)
+    parts["write into an allocated memfd"] = statistics.median(w for _, w in allocated)
 
     def digest() -> None:
         fingerprint(value, 12345)
@@ -76,20 +72,10 @@ def main() -> None:
             torch.cuda.synchronize()
 
     parts["fingerprint"] = _median_s(digest, args.repeat)
-    print(f"{args.mib} MiB on {args.device} ({torch.cuda.get_device_name() if args.device != 'cpu' else 'host'}), "
-          f"median of {args.repeat}:")
+    where = torch.cuda.get_device_name() if args.device != "cpu" else "host"
+    print(f"{args.mib} MiB on {args.device} ({where}), median of {args.repeat}:")
     for part, seconds in parts.items():
         print(f"  {part:<36} {seconds * 1000:8.1f} ms")
-
-
-def _fallocated(nbytes: int) -> int:
-    fd = os.memfd_create("bench", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    os.posix_fallocate(fd, 0, nbytes)
-    return fd
-
-
-def _close(fd: int) -> None:
-    os.close(fd)
 
 
 def _has_cuda() -> bool:
