@@ -2,10 +2,11 @@
 # Everything that needs the GPU, in one call: the GPU tests, then the sample benchmark, then
 # (PARAM_RUNS=1) the param-mutator search on every sample, (PARAM_MEMORY=1) the same search
 # with the advice library on (default: the GEMM only), (SCALING=1) one GPU vs all, then
-# (AB_RUN=1) the advice A/B, (HANDOVER=1) the parts of one output's hand-over, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
+# (AB_RUN=1) the advice A/B, (HANDOVER=1) the parts of one output's hand-over, (SCRUB=1) what
+# the shared-memory scrub costs a timed call, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
 # new processes each (as separate `evotui bench` commands). SKIP_TESTS=1 / SKIP_BENCH=1 leave
 # out the first two; SKIP_SANDBOX_BENCH=1 the two seeds judged in the sandbox first;
-# PYTEST_K selects GPU tests by keyword expression, GPU_TESTS by file (default: all three files). SUITE_LISTS="a.txt b.txt" runs
+# PYTEST_K selects GPU tests by keyword expression, GPU_TESTS by file (default: all four files). SUITE_LISTS="a.txt b.txt" runs
 # `evotui suite` over each list (SUITE_ARGS, e.g. --budget 30 --time-budget 30s), stopped as by
 # Ctrl-C after SUITE_S seconds; the suite folder stays under runs/ (the same command resumes it)
 # and goes to $OUT as suite-NAME.tar.gz.
@@ -43,7 +44,7 @@ for list in ${SUITE_LISTS:-}; do
 done
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider \
-    ${GPU_TESTS:-tests/eval/test_eval_gpu.py tests/dialects/test_cuda_gpu.py tests/eval/test_dask_pool.py} \
+    ${GPU_TESTS:-tests/eval/test_shared_scrub.py tests/eval/test_eval_gpu.py tests/dialects/test_cuda_gpu.py tests/eval/test_dask_pool.py} \
     ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
@@ -55,6 +56,9 @@ if [ "${FRESH_POOL:-0}" = 1 ]; then
 fi
 if [ "${HANDOVER:-0}" = 1 ]; then  # the parts of one output's hand-over (bench/bench_handover.py)
   python3 bench/bench_handover.py ${HANDOVER_ARGS:-} 2>&1 | tee "$out/handover.log"
+fi
+if [ "${SCRUB:-0}" = 1 ]; then  # what the shared-memory scrub costs a timed call (bench/bench_scrub.py)
+  python3 bench/bench_scrub.py ${SCRUB_ARGS:-} 2>&1 | tee "$out/scrub.log"
 fi
 if [ "${PARAM_RUNS:-0}" = 1 ]; then  # PER_DEVICE="1 3": once per count of candidate workers per GPU
   for n in ${PER_DEVICE:-1}; do

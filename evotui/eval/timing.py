@@ -1,7 +1,9 @@
 """Timing a callable on the GPU, per the protocol in DESIGN §4.
 
 - CUDA events around each call, the L2 flushed before each call (a buffer twice the L2,
-  read: zeroing it would leave dirty lines the timed call pays to write back),
+  read: zeroing it would leave dirty lines the timed call pays to write back) and every
+  SM's shared memory written over (nothing an earlier launch left there survives:
+  evotui.eval.shared_scrub),
   warm-up by time, the median of many samples (with several input sets, the mean of the
   sets' medians) and a robust spread (IQR / 1.349 / median); a noisy call gets more samples
   (up to 3 s more) until its median is known to ~0.1 %.
@@ -62,7 +64,9 @@ class CudaTimer:
 
     timed_graph: Any = None  # the CUDA graph the last ``time`` measured (method "graph")
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: Any, scrub_shared: bool = True) -> None:
+        """``scrub_shared``: write over every SM's shared memory after each L2 flush
+        (evotui.eval.shared_scrub); off only to measure what that costs."""
         import torch
 
         self.torch = torch
@@ -70,6 +74,12 @@ class CudaTimer:
         props = torch.cuda.get_device_properties(device)
         l2 = int(getattr(props, "L2_cache_size", 0) or 50 * 2**20)
         self.flush_buf = torch.empty(max(2 * l2, 64 * 2**20), dtype=torch.int8, device=device)
+        self.scrub = None
+        if scrub_shared:
+            from evotui.eval.shared_scrub import SharedScrub
+
+            self.scrub = SharedScrub.load(device)
+        self.current_stream = torch.cuda.current_stream
         # Captured before any candidate is imported; identity re-checked afterwards.
         self.Event = torch.cuda.Event
         self.synchronize = torch.cuda.synchronize
@@ -87,6 +97,8 @@ class CudaTimer:
         # kernel wrote back on its first misses, ~4 µs of a 40 µs RMSNorm and a different
         # amount each run (2-3 % run-to-run spread on the H200; 0.3 % read).
         self.flush_buf.sum()
+        if self.scrub is not None:
+            self.scrub(self.current_stream(self.device).cuda_stream)
 
     def time(self, fn: Callable[[], Any], *, warmup_ms: float = 25.0, rep_ms: float = 300.0,
              min_samples: int = 20, max_samples: int = 2000,
@@ -327,12 +339,10 @@ class CudaTimer:
     def _time_graph(self, fn: Callable[[], Any], *, rep_ms: float, unroll: int = 20,
                     watch: Callable[[Callable[[], Any]], Any] | None = None) -> Timing | None:
         torch = self.torch
-        small_flush = self.flush_buf  # the whole L2, as for events
-
         def body(with_fn: bool) -> Callable[[], None]:
             def run() -> None:
                 for _ in range(unroll):
-                    small_flush.sum()
+                    self.flush()  # on the capture stream: captured with the calls
                     if with_fn:
                         fn()
             return run
