@@ -63,6 +63,7 @@ class CudaTimer:
     """One per worker process: owns the flush buffer and the captured timing functions."""
 
     timed_graph: Any = None  # the CUDA graph the last ``time`` measured (method "graph")
+    scrub: Any = None  # evotui.eval.shared_scrub.SharedScrub, after each flush
 
     def __init__(self, device: Any, scrub_shared: bool = True) -> None:
         """``scrub_shared``: write over every SM's shared memory after each L2 flush
@@ -74,7 +75,6 @@ class CudaTimer:
         props = torch.cuda.get_device_properties(device)
         l2 = int(getattr(props, "L2_cache_size", 0) or 50 * 2**20)
         self.flush_buf = torch.empty(max(2 * l2, 64 * 2**20), dtype=torch.int8, device=device)
-        self.scrub = None
         if scrub_shared:
             from evotui.eval.shared_scrub import SharedScrub
 
