@@ -26,6 +26,7 @@ from evotui.eval.messages import GhostReport, Meta, Report, Request, TrialReport
 from evotui.eval.op_policy import OpPolicy
 from evotui.eval.pending_inputs import PendingInputs
 from evotui.eval.perturb import write_quietly
+from evotui.eval.prepared_pages import Tampered
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import as_outputs
 from evotui.eval.timed_phase import TimedPhase
@@ -229,7 +230,26 @@ class CandidateRunner(TimedPhase, ABPhase):
                 raise CandidateFailure(reasons.NOT_A_TENSOR,
                                        f"value {i} is a {v.layout} tensor on {v.device.type}: "
                                        "it cannot be read back as a dense tensor")
-        return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
+        try:
+            return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
+        except Tampered as e:
+            raise CandidateFailure(reasons.TAMPERED, str(e)) from None
+
+    def _prepare_handover(self, req: Request, shape: int, outs: list[Any], trials_done: int) -> None:
+        """Memfds ready for the outputs still to come at ``shape`` (``outs``: one call's), made
+        while the device is shared, so that dumping them while it is held is one copy."""
+        if not outbox.has_channel():
+            return
+        calls = sum(1 for t in req.trials if t.shape == shape) - trials_done
+        if req.time and shape == 0:  # the last timed call, the recheck, the verify call
+            calls += 3 + (self.device.type == "cuda")  # and an audited timed call
+        calls += req.ghost_shape == shape
+        sizes: dict[int, int] = {}
+        for v in as_outputs(outs):
+            if type(v) is self.torch.Tensor and v.layout == self.torch.strided:
+                nbytes = v.numel() * v.element_size()
+                sizes[nbytes] = sizes.get(nbytes, 0) + calls
+        outbox.prepare(sizes, pin=self.device.type == "cuda")
 
     def _inputs_after(self, values: list[Any], scratch: Path, prefix: str) -> list[Meta]:
         """What the judge checks of inputs after a call: their bytes on the CPU; on a GPU
@@ -250,6 +270,8 @@ class CandidateRunner(TimedPhase, ABPhase):
             return self._evaluate(req)
         except CandidateFailure as f:
             return Report.failed(f.reason, f.message, f.restart or not self._cuda_healthy())
+        finally:
+            outbox.drop_prepared()  # what was made ready and never used
 
     def _release_previous(self) -> None:
         if self.device.type == "cuda":
@@ -314,11 +336,14 @@ class CandidateRunner(TimedPhase, ABPhase):
             # compiled and loaded while another candidate of this device may be timed; then
             # the device shared with others' untimed work for the trials (alone for timing)
             first = req.trials[0]
-            run(first.shape, first.seed if req.warm_seed is None else req.warm_seed,
-                OpPolicy(allow))
+            _, warm_outs, _ = run(first.shape, first.seed if req.warm_seed is None
+                                  else req.warm_seed, OpPolicy(allow))
             phases["warm"], clock = time.perf_counter() - clock, time.perf_counter()
             outbox.ask_gate(SHARE)
             phases["gate_wait"], clock = time.perf_counter() - clock, time.perf_counter()
+            self._prepare_handover(req, first.shape, warm_outs, 0)
+            del warm_outs
+            phases["prepare"], clock = time.perf_counter() - clock, time.perf_counter()
         for i, trial in enumerate(req.trials):
             policy = OpPolicy(allow, poison=True)  # unwritten outputs read as NaN
             if guarded:
@@ -332,6 +357,8 @@ class CandidateRunner(TimedPhase, ABPhase):
             trials.append([trial.seed, trial.shape, launches,
                            self._dump(outs, scratch, f"t{i}_out"),
                            self._inputs_after(inputs, scratch, f"t{i}_in"), None])
+            if i == 0 and not policy.violations:  # (ready already if a warm-up call ran)
+                self._prepare_handover(req, trial.shape, outs, 1)
             if guarded:
                 trials[-1][-1] = [{"label": label, **self._dump([band], scratch, f"t{i}_g{k}")[0]}
                                   for k, (label, band) in enumerate(bands)]

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+from evotui.eval.prepared_pages import SEALS, ReadyPool
+
 MAX_BLOBS = 4096  # handed over by one candidate; more is not a harness's doing
 KEY_REQUEST = b"key?"
 # the device's gate (``ask_gate``): to share it (untimed work), or to have it alone (timing)
@@ -30,6 +31,7 @@ GATE_REQUESTS = {b"gpu?": "share", b"gpu!": "alone"}
 
 _channel: socket.socket | None = None
 _sent = 0
+_ready = ReadyPool()  # memfds made ready for outputs to come (``prepare``)
 
 
 class NotSealed(ValueError):
@@ -68,26 +70,52 @@ def ask_gate(mode: str = "share") -> None:
         raise RuntimeError("the device was not granted")
 
 
+def prepare(sizes: dict[int, int], pin: bool) -> None:
+    """Make memfds ready for outputs to come: ``{nbytes: how many}``, page-locked for a GPU's
+    copies when ``pin`` (``evotui.eval.prepared_pages``). Best effort: what the host cannot
+    give now is written the ordinary way later."""
+    try:
+        _ready.prepare(sizes, pin)
+    except (OSError, MemoryError, RuntimeError):
+        pass
+
+
+def drop_prepared() -> None:
+    _ready.close()
+
+
 def put_tensor(value: Any) -> int:
     """Copy a plain tensor's bytes into a sealed memfd, hand it over, return its index."""
-    global _sent
     if _channel is None:
         raise RuntimeError("no channel to hand bytes over")
     import torch
 
     flat = value.detach().contiguous().reshape(-1).view(torch.uint8)
     nbytes = flat.numel()
+    ready = _ready.take(nbytes) if nbytes else None
+    if ready is not None:
+        try:
+            ready.fill(flat)
+            return _send_sealed(ready.fd)
+        finally:
+            ready.close()
     fd = os.memfd_create("evotui-output", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         if nbytes:
             _write_all(fd, _host_bytes(flat))
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
-        index = _sent
-        socket.send_fds(_channel, [str(index).encode()], [fd])
-        _sent += 1
-        return index
+        return _send_sealed(fd)
     finally:
         os.close(fd)
+
+
+def _send_sealed(fd: int) -> int:
+    global _sent
+    assert _channel is not None
+    index = _sent
+    socket.send_fds(_channel, [str(index).encode()], [fd])
+    _sent += 1
+    return index
 
 
 _staging: Any = None  # pinned host memory, reused: a GPU's bytes come over at full speed

@@ -1,0 +1,118 @@
+"""Memfds made ready before the outputs that will fill them exist (candidate side).
+
+Writing a 256 MiB output into a new memfd costs its pages first (allocated and zeroed one
+fault at a time), then a copy from the staging buffer, all while the candidate holds the
+device. Made ready earlier, while the device is shared, a memfd's pages are allocated
+(``MAP_POPULATE``) and, on a GPU, page-locked (``cudaHostRegister``): the output then comes off
+the device straight into them by DMA, one copy and no fault.
+
+A ready memfd is a descriptor in the candidate's process while candidate code runs, so it is
+treated as the candidate's until sealed: before the copy its size must still be the one it was
+made with; after the copy the device is synchronized (no kernel still writes into the pages),
+the pages are unregistered and unmapped, and the seals go on. Anything written into it before
+is overwritten whole; a mapping the candidate kept writable makes the sealing fail
+(``Tampered``). Nothing candidate code does between the copy and the seals can run: no
+candidate code runs there.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import mmap
+import os
+from dataclasses import dataclass
+from typing import Any
+
+SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+class Tampered(RuntimeError):
+    """A ready memfd was changed by someone else before it was sealed."""
+
+
+@dataclass
+class ReadyPages:
+    fd: int
+    nbytes: int
+    pages: mmap.mmap
+    host: Any  # a uint8 torch tensor over ``pages``
+    pinned: bool  # registered with the CUDA driver
+
+    def fill(self, flat: Any) -> None:
+        """Copy the uint8 tensor ``flat`` (``nbytes`` long) in and seal; the fd stays open."""
+        torch = _torch()
+        if os.fstat(self.fd).st_size != self.nbytes:
+            raise Tampered("a prepared output buffer was resized before it was filled")
+        self.host.copy_(flat)
+        if flat.device.type == "cuda":
+            torch.cuda.synchronize(flat.device)  # every stream: nothing writes here any more
+        self.release_pages()
+        try:
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, SEALS)
+        except OSError as e:  # EBUSY: a writable mapping of it is still open somewhere
+            raise Tampered(f"a prepared output buffer could not be sealed ({e.strerror})") from None
+        if os.fstat(self.fd).st_size != self.nbytes:
+            raise Tampered("a prepared output buffer was resized while it was filled")
+
+    def release_pages(self) -> None:
+        if self.pinned:
+            _torch().cuda.cudart().cudaHostUnregister(self.host.data_ptr())
+            self.pinned = False
+        self.host = None
+        self.pages.close()
+
+    def close(self) -> None:
+        if self.host is not None:
+            self.release_pages()
+        os.close(self.fd)
+
+
+class ReadyPool:
+    """Memfds ready for outputs of given sizes, taken in any order; sizes nobody made ready
+    for are written the ordinary way (``evotui.eval.outbox.put_tensor``)."""
+
+    def __init__(self) -> None:
+        self._ready: dict[int, list[ReadyPages]] = {}
+
+    def prepare(self, sizes: dict[int, int], pin: bool) -> None:
+        """Make ``count`` memfds ready for each ``nbytes`` in ``sizes`` (beyond those ready)."""
+        for nbytes, count in sizes.items():
+            have = self._ready.setdefault(nbytes, [])
+            while nbytes > 0 and len(have) < count:
+                have.append(_make(nbytes, pin))
+
+    def take(self, nbytes: int) -> ReadyPages | None:
+        have = self._ready.get(nbytes)
+        return have.pop() if have else None
+
+    def count(self) -> int:
+        return sum(len(v) for v in self._ready.values())
+
+    def close(self) -> None:
+        """Give back what was never used (at the end of a request)."""
+        for have in self._ready.values():
+            while have:
+                have.pop().close()
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _make(nbytes: int, pin: bool) -> ReadyPages:
+    torch = _torch()
+    fd = os.memfd_create("evotui-output", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, nbytes)
+        pages = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | mmap.MAP_POPULATE)
+    except BaseException:
+        os.close(fd)
+        raise
+    host = torch.frombuffer(pages, dtype=torch.uint8)
+    pinned = False
+    if pin:
+        err = torch.cuda.cudart().cudaHostRegister(host.data_ptr(), nbytes, 0)
+        pinned = int(err) == 0  # not pinned: the copy is slower, never wrong
+    return ReadyPages(fd, nbytes, pages, host, pinned)
