@@ -249,7 +249,8 @@ class CandidateRunner(TimedPhase, ABPhase):
             if type(v) is self.torch.Tensor and v.layout == self.torch.strided:
                 nbytes = v.numel() * v.element_size()
                 sizes[nbytes] = sizes.get(nbytes, 0) + calls
-        outbox.prepare(sizes, pin=self.device.type == "cuda")
+        cuda = self.device.type == "cuda"
+        outbox.prepare(sizes, pin_for=self.torch.cuda.current_device() if cuda else None)
 
     def _inputs_after(self, values: list[Any], scratch: Path, prefix: str) -> list[Meta]:
         """What the judge checks of inputs after a call: their bytes on the CPU; on a GPU

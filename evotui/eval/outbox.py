@@ -70,12 +70,12 @@ def ask_gate(mode: str = "share") -> None:
         raise RuntimeError("the device was not granted")
 
 
-def prepare(sizes: dict[int, int], pin: bool) -> None:
-    """Make memfds ready for outputs to come: ``{nbytes: how many}``, page-locked for a GPU's
-    copies when ``pin`` (``evotui.eval.prepared_pages``). Best effort: what the host cannot
+def prepare(sizes: dict[int, int], pin_for: int | None = None) -> None:
+    """Make memfds ready for outputs to come: ``{nbytes: how many}``, page-locked for GPU
+    ``pin_for``'s copies (``evotui.eval.prepared_pages``). Best effort: what the host cannot
     give now is written the ordinary way later."""
     try:
-        _ready.prepare(sizes, pin)
+        _ready.prepare(sizes, pin_for)
     except (OSError, MemoryError, RuntimeError):
         pass
 

@@ -56,7 +56,9 @@ class ReadyPages:
 
     def release_pages(self) -> None:
         if self.pinned:
-            _torch().cuda.cudart().cudaHostUnregister(self.host.data_ptr())
+            from cuda.bindings import driver
+
+            driver.cuMemHostUnregister(self.host.data_ptr())
             self.pinned = False
         self.host = None
         self.pages.close()
@@ -74,12 +76,13 @@ class ReadyPool:
     def __init__(self) -> None:
         self._ready: dict[int, list[ReadyPages]] = {}
 
-    def prepare(self, sizes: dict[int, int], pin: bool) -> None:
-        """Make ``count`` memfds ready for each ``nbytes`` in ``sizes`` (beyond those ready)."""
+    def prepare(self, sizes: dict[int, int], pin_for: int | None) -> None:
+        """Make ``count`` memfds ready for each ``nbytes`` in ``sizes`` (beyond those ready),
+        page-locked for GPU ``pin_for``'s copies unless None."""
         for nbytes, count in sizes.items():
             have = self._ready.setdefault(nbytes, [])
             while nbytes > 0 and len(have) < count:
-                have.append(_make(nbytes, pin))
+                have.append(_make(nbytes, pin_for))
 
     def take(self, nbytes: int) -> ReadyPages | None:
         have = self._ready.get(nbytes)
@@ -101,7 +104,7 @@ def _torch() -> Any:
     return torch
 
 
-def _make(nbytes: int, pin: bool) -> ReadyPages:
+def _make(nbytes: int, pin_for: int | None) -> ReadyPages:
     torch = _torch()
     fd = os.memfd_create("evotui-output", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
@@ -111,8 +114,19 @@ def _make(nbytes: int, pin: bool) -> ReadyPages:
         os.close(fd)
         raise
     host = torch.frombuffer(pages, dtype=torch.uint8)
-    pinned = False
-    if pin:
-        err = torch.cuda.cudart().cudaHostRegister(host.data_ptr(), nbytes, 0)
-        pinned = int(err) == 0  # not pinned: the copy is slower, never wrong
+    pinned = pin_for is not None and _pin(host.data_ptr(), nbytes, pin_for)
     return ReadyPages(fd, nbytes, pages, host, pinned)
+
+
+def _pin(address: int, nbytes: int, ordinal: int) -> bool:
+    """Page-lock for the device's DMA, through the driver API (a failure there leaves no
+    error pending for torch's next launch to report). Not pinned: the copy is slower, never
+    wrong."""
+    from cuda.bindings import driver
+
+    from evotui.dialects.cuda.launcher import ensure_context
+
+    ensure_context(ordinal)
+    result = driver.cuMemHostRegister(address, nbytes, 0)
+    err = result[0] if isinstance(result, tuple) else result
+    return err == driver.CUresult.CUDA_SUCCESS

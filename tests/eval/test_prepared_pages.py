@@ -4,9 +4,11 @@ them afterwards makes the hand-over fail."""
 
 from __future__ import annotations
 
+import fcntl
 import mmap
 import os
 
+import pytest
 import torch
 
 from evotui.eval import outbox
@@ -46,7 +48,7 @@ def _read(outcome, paths, k):
 
 def test_outputs_go_into_the_ready_memfds_and_read_back():
     def body(_):
-        outbox.prepare({N * 4: 2}, pin=False)
+        outbox.prepare({N * 4: 2})
         ready = outbox._ready.count()
         metas = [_meta(outbox.put_tensor(torch.arange(N, dtype=torch.float32) + k))
                  for k in range(3)]  # the third finds none ready: written the ordinary way
@@ -63,7 +65,7 @@ def test_outputs_go_into_the_ready_memfds_and_read_back():
 
 def test_what_candidate_code_wrote_into_a_ready_memfd_is_overwritten():
     def body(_):
-        outbox.prepare({N * 4: 1}, pin=False)
+        outbox.prepare({N * 4: 1})
         for fd in _ready_fds():  # the candidate's "answer", written ahead
             os.pwrite(fd, torch.full((N,), 7.0).numpy().tobytes(), 0)
         metas = [_meta(outbox.put_tensor(torch.zeros(N)))]
@@ -78,7 +80,7 @@ def test_what_candidate_code_wrote_into_a_ready_memfd_is_overwritten():
 
 def test_a_ready_memfd_the_candidate_could_still_write_is_not_handed_over():
     def body(_):
-        outbox.prepare({N * 4: 2}, pin=False)
+        outbox.prepare({N * 4: 2})
         fds = _ready_fds()
         kept = mmap.mmap(fds[0], N * 4, flags=mmap.MAP_SHARED)  # to rewrite it later
         os.ftruncate(fds[1], N * 2)  # or resized
@@ -100,3 +102,25 @@ def test_a_ready_memfd_the_candidate_could_still_write_is_not_handed_over():
         assert paths == []  # nothing of either was handed over
     finally:
         outcome.blobs.close()
+
+
+@pytest.mark.gpu
+def test_a_gpu_output_comes_by_dma_into_page_locked_pages_and_is_sealed():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from evotui.eval.prepared_pages import SEALS, ReadyPool
+
+    value = torch.randn(1 << 20, device="cuda")
+    flat = value.view(torch.uint8)
+    pool = ReadyPool()
+    pool.prepare({flat.numel(): 1}, pin_for=torch.cuda.current_device())
+    ready = pool.take(flat.numel())
+    assert ready is not None and ready.pinned  # registered with the driver
+    try:
+        ready.fill(flat)
+        assert fcntl.fcntl(ready.fd, fcntl.F_GET_SEALS) & SEALS == SEALS
+        got = torch.frombuffer(bytearray(os.pread(ready.fd, flat.numel(), 0)), dtype=torch.float32)
+        assert torch.equal(got, value.cpu())
+        torch.empty(1, device="cuda").fill_(1.0).item()  # nothing left pending for torch
+    finally:
+        ready.close()
