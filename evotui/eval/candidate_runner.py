@@ -17,7 +17,7 @@ import evotui.eval.failures as failures
 import evotui.eval.outbox as outbox
 from evotui.core import reasons
 from evotui.eval.ab_phase import ABPhase
-from evotui.eval.control import SHARE
+from evotui.eval.control import RESERVE, SHARE
 from evotui.eval.failures import CandidateFailure, harness_failure, named_reason, short_traceback
 from evotui.eval.leftovers import child_processes, harness_code
 from evotui.eval.leftovers import replaced as find_replaced
@@ -340,11 +340,12 @@ class CandidateRunner(TimedPhase, ABPhase):
             _, warm_outs, _ = run(first.shape, first.seed if req.warm_seed is None
                                   else req.warm_seed, OpPolicy(allow))
             phases["warm"], clock = time.perf_counter() - clock, time.perf_counter()
-            outbox.ask_gate(SHARE)
-            phases["gate_wait"], clock = time.perf_counter() - clock, time.perf_counter()
-            self._prepare_handover(req, first.shape, warm_outs, 0)
+            outbox.ask_gate(RESERVE)  # the host memory first: the memfds are made ready
+            self._prepare_handover(req, first.shape, warm_outs, 0)  # without the device
             del warm_outs
             phases["prepare"], clock = time.perf_counter() - clock, time.perf_counter()
+            outbox.ask_gate(SHARE)
+            phases["gate_wait"], clock = time.perf_counter() - clock, time.perf_counter()
         for i, trial in enumerate(req.trials):
             policy = OpPolicy(allow, poison=True)  # unwritten outputs read as NaN
             if guarded:

@@ -21,6 +21,7 @@ from evotui.eval.json_fields import Fields, MalformedMessage, Record
 from evotui.eval.messages import ABReport, Report, Request
 
 SHARE, ALONE = "share", "alone"  # how a candidate asks to use its device
+RESERVE = "reserve"  # or only for the host memory its outputs will take, before using it
 GATE_ASK: dict[str, Any] = {"gate": "acquire", "mode": SHARE}
 GATE_GRANTED: dict[str, Any] = {"gate": "granted"}
 
@@ -48,7 +49,8 @@ def is_gate_ask(message: dict[str, Any]) -> bool:
 
 def gate_mode(message: dict[str, Any]) -> str:
     """The mode a gate ask names; anything but a known one is asking to share."""
-    return ALONE if message.get("mode") == ALONE else SHARE
+    mode = message.get("mode")
+    return mode if mode in (ALONE, RESERVE) else SHARE
 
 
 def is_gate_granted(message: dict[str, Any]) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from evotui.core import reasons
-from evotui.eval.control import ALONE, SHARE, Op
+from evotui.eval.control import ALONE, RESERVE, SHARE, Op
 from evotui.eval.device_gate import DeviceGate
 from evotui.eval.messages import ABReport, Report
 from evotui.eval.workers import WorkerDied, WorkerProcess, WorkerTimeout
@@ -125,6 +125,9 @@ class Gate:
 
     def on_ask(self, mode: str) -> None:
         """The candidate's process asks (``evotui.eval.outbox.ask_gate``)."""
+        if mode == RESERVE:  # host memory only, its device use unchanged
+            self._reserve()
+            return
         self.asked = True
         if mode == ALONE:
             self.alone()

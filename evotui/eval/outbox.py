@@ -27,7 +27,7 @@ from evotui.eval.prepared_pages import SEALS, ReadyPool
 MAX_BLOBS = 4096  # handed over by one candidate; more is not a harness's doing
 KEY_REQUEST = b"key?"
 # the device's gate (``ask_gate``): to share it (untimed work), or to have it alone (timing)
-GATE_REQUESTS = {b"gpu?": "share", b"gpu!": "alone"}
+GATE_REQUESTS = {b"gpu?": "share", b"gpu!": "alone", b"mem?": "reserve"}
 
 _channel: socket.socket | None = None
 _sent = 0
@@ -62,7 +62,9 @@ def ask_gate(mode: str = "share") -> None:
     """Wait until this candidate may use the device: ``share`` for untimed work (its trials
     and checks, beside other candidates' checks and the judge), ``alone`` for its timed
     calls. The pool holds the device's gate that way from the answer until the next ask, or
-    until the candidate has answered and been judged (``evotui.eval.device_gate``)."""
+    until the candidate has answered and been judged (``evotui.eval.device_gate``).
+    ``reserve`` waits only for the host memory its outputs will take (before it makes memfds
+    ready for them), its use of the device unchanged."""
     if _channel is None:
         raise RuntimeError("no channel to ask for the device")
     _channel.send(next(ask for ask, m in GATE_REQUESTS.items() if m == mode))
@@ -184,7 +186,7 @@ def receive(sock: socket.socket, into: Received, limit_bytes: int,
             started = time.monotonic()
             gate(GATE_REQUESTS[data])
             into.waited_s += time.monotonic() - started
-        into.gated = True
+        into.gated = into.gated or GATE_REQUESTS[data] != "reserve"
         sock.send(b"go")
         return True
     if not fds:

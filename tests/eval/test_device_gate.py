@@ -26,7 +26,7 @@ class RecordingGate(DeviceGate):
 
     def __init__(self) -> None:
         super().__init__(16 << 30)
-        self.alone_times = self.most_sharing = self.warm_up_count = 0
+        self.alone_times = self.most_sharing = self.warm_up_count = self.reservations = 0
         self.broken: list[str] = []
 
     def _check(self) -> None:
@@ -37,6 +37,10 @@ class RecordingGate(DeviceGate):
         warming, past_warm_ups = self.warm_ups()
         if past_warm_ups and warming:
             self.broken.append(f"alone past warm-ups with {warming} warming up")
+
+    def reserve(self, nbytes: int) -> int:
+        self.reservations += 1
+        return super().reserve(nbytes)
 
     def start_warm_up(self) -> None:
         super().start_warm_up()
@@ -78,14 +82,16 @@ def test_two_candidates_of_one_device_are_timed_alone_and_checked_side_by_side(s
         results = list(ex.map(shared_pool.evaluate,
                               [EvalRequest(task=task, source=seed) for _ in range(4)]))
     assert all(r.accepted for r in results), [r.message for r in results]
-    for r in results:  # compiled before the gate, then waited to share it, then to be alone
-        assert {"warm", "gate_wait", "timing:alone_wait"} <= set(r.phases), r.phases
+    for r in results:  # compiled before the gate, made its memfds ready with the host memory
+        # reserved, then waited to share the device, then to be alone
+        assert {"warm", "prepare", "gate_wait", "timing:alone_wait"} <= set(r.phases), r.phases
         # and where the judge's request went: inputs made again, the reference, the
         # candidate's bytes loaded and compared
         judge_parts = {k: v for k, v in r.phases.items() if k.startswith("judge:")}
         assert {"judge:inputs", "judge:reference", "judge:load", "judge:compare"} <= set(judge_parts)
         assert 0 < sum(judge_parts.values()) <= r.phases["judge"]
     assert gate.alone_times >= 4  # each candidate timed alone
+    assert gate.reservations == 4  # each request's host memory, once
     assert gate.warm_up_count == 4  # each request warmed up before its first ask
     assert gate.broken == []
     assert gate.snapshot() == (0, False, gate.host_bytes)  # all given back
@@ -303,3 +309,25 @@ def test_the_host_memory_for_outputs_is_split_between_the_gates():
     finally:
         two_lanes.close()
         shared.close()
+
+
+def test_reserving_host_memory_does_not_wait_for_the_device():
+    """A candidate makes memfds ready for its outputs before it uses the device: it asks for
+    the host memory alone, which a timing elsewhere does not hold up, and which is not yet
+    an ask for the device."""
+    from evotui.eval.control import gate_ask, gate_mode
+
+    assert gate_mode(gate_ask("reserve")) == "reserve"
+    assert gate_mode({"gate": "acquire", "mode": "anything"}) == "share"
+    lane = Lane("cuda:0", "cuda:0", None, None, None, shares_device=True)  # type: ignore[arg-type]
+    lane.gate.be_alone()  # someone else's timing
+    gate = _Gate(lane, handover_bytes=1 << 20)
+    with gate:
+        asked = threading.Thread(target=gate.on_ask, args=("reserve",))
+        asked.start()
+        asked.join(2)
+        assert not asked.is_alive()  # the device is still someone else's
+        assert gate.reserved == 1 << 20 and not gate.asked and gate.state == ""
+        lane.gate.end_alone()
+        gate.on_ask("share")  # reserved already: only the device is waited for
+    assert lane.gate.snapshot() == (0, False, lane.gate.host_bytes)
