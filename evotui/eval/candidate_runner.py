@@ -237,7 +237,8 @@ class CandidateRunner(TimedPhase, ABPhase):
 
     def _prepare_handover(self, req: Request, shape: int, outs: list[Any], trials_done: int) -> None:
         """Memfds ready for the outputs still to come at ``shape`` (``outs``: one call's), made
-        while the device is shared, so that dumping them while it is held is one copy."""
+        before the device is asked for where a gate is used, so that dumping them while it
+        is held is one copy."""
         if not outbox.has_channel():
             return
         calls = sum(1 for t in req.trials if t.shape == shape) - trials_done

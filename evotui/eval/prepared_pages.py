@@ -2,8 +2,9 @@
 
 Writing a 256 MiB output into a new memfd costs its pages first (allocated and zeroed one
 fault at a time), then a copy from the staging buffer, all while the candidate holds the
-device. Made ready earlier, while the device is shared, a memfd's pages are allocated
-(``MAP_POPULATE``) and, on a GPU, page-locked (``cudaHostRegister``): the output then comes off
+device. Made ready earlier, before the candidate asks for the device (its host memory
+reserved first), a memfd's pages are allocated (``MAP_POPULATE``) and, on a GPU, page-locked
+(``cuMemHostRegister``): the output then comes off
 the device straight into them by DMA, one copy and no fault.
 
 A ready memfd is a descriptor in the candidate's process while candidate code runs, so it is
