@@ -26,7 +26,6 @@ from evotui.eval.messages import GhostReport, Meta, Report, Request, TrialReport
 from evotui.eval.op_policy import OpPolicy
 from evotui.eval.pending_inputs import PendingInputs
 from evotui.eval.perturb import write_quietly
-from evotui.eval.prepared_pages import Tampered
 from evotui.eval.protocol import dump_tensor
 from evotui.eval.timed_calls import as_outputs
 from evotui.eval.timed_phase import TimedPhase
@@ -230,10 +229,8 @@ class CandidateRunner(TimedPhase, ABPhase):
                 raise CandidateFailure(reasons.NOT_A_TENSOR,
                                        f"value {i} is a {v.layout} tensor on {v.device.type}: "
                                        "it cannot be read back as a dense tensor")
-        try:
-            return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
-        except Tampered as e:
-            raise CandidateFailure(reasons.TAMPERED, str(e)) from None
+        # (a memfd made ready for it that the candidate changed: ``Tampered``, its failure)
+        return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
 
     def _prepare_handover(self, req: Request, shape: int, outs: list[Any], trials_done: int) -> None:
         """Memfds ready for the outputs still to come at ``shape`` (``outs``: one call's), made
@@ -241,17 +238,9 @@ class CandidateRunner(TimedPhase, ABPhase):
         is held is one copy."""
         if not outbox.has_channel():
             return
-        calls = sum(1 for t in req.trials if t.shape == shape) - trials_done
-        if req.time and shape == 0:  # the last timed call, the recheck, the verify call
-            calls += 3 + (self.device.type == "cuda")  # and an audited timed call
-        calls += req.ghost_shape == shape
-        sizes: dict[int, int] = {}
-        for v in as_outputs(outs):
-            if type(v) is self.torch.Tensor and v.layout == self.torch.strided:
-                nbytes = v.numel() * v.element_size()
-                sizes[nbytes] = sizes.get(nbytes, 0) + calls
         cuda = self.device.type == "cuda"
-        outbox.prepare(sizes, pin_for=self.torch.cuda.current_device() if cuda else None)
+        outbox.prepare(as_outputs(outs), req.calls_dumped_at(shape, trials_done, audited=cuda),
+                       pin_for=self.torch.cuda.current_device() if cuda else None)
 
     def _inputs_after(self, values: list[Any], scratch: Path, prefix: str) -> list[Meta]:
         """What the judge checks of inputs after a call: their bytes on the CPU; on a GPU

@@ -84,6 +84,15 @@ class Request(Record):
     def timed_seeds(self) -> list[int]:
         return list(self.timing_seeds or (self.timing_seed,))
 
+    def calls_dumped_at(self, shape: int, trials_done: int, audited: bool) -> int:
+        """How many more calls at ``shape`` hand their outputs over: trials; at the timed
+        shape the last timed call, the recheck, the verify call and (``audited``: a GPU's)
+        one timed call picked at random; the ghost."""
+        calls = sum(1 for t in self.trials if t.shape == shape) - trials_done
+        if self.time and shape == 0:
+            calls += 3 + audited
+        return calls + (self.ghost_shape == shape)
+
     @staticmethod
     def from_json(value: Any) -> Request:
         f = Fields(value, "the request")

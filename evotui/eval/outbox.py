@@ -72,10 +72,17 @@ def ask_gate(mode: str = "share") -> None:
         raise RuntimeError("the device was not granted")
 
 
-def prepare(sizes: dict[int, int], pin_for: int | None = None) -> None:
-    """Make memfds ready for outputs to come: ``{nbytes: how many}``, page-locked for GPU
-    ``pin_for``'s copies (``evotui.eval.prepared_pages``). Best effort: what the host cannot
-    give now is written the ordinary way later."""
+def prepare(outputs: list[Any], calls: int, pin_for: int | None = None) -> None:
+    """Make memfds ready for ``calls`` more calls' outputs like ``outputs`` (one call's),
+    page-locked for GPU ``pin_for``'s copies (``evotui.eval.prepared_pages``). Best effort:
+    what the host cannot give now is written the ordinary way later."""
+    import torch
+
+    sizes: dict[int, int] = {}
+    for v in outputs:
+        if type(v) is torch.Tensor and v.layout == torch.strided:
+            nbytes = v.numel() * v.element_size()
+            sizes[nbytes] = sizes.get(nbytes, 0) + calls
     try:
         _ready.prepare(sizes, pin_for)
     except (OSError, MemoryError, RuntimeError):

@@ -24,11 +24,17 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from evotui.core import reasons
+from evotui.eval.failures import CandidateFailure
+
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
-class Tampered(RuntimeError):
-    """A ready memfd was changed by someone else before it was sealed."""
+class Tampered(CandidateFailure):
+    """A ready memfd was changed by someone else (the candidate) before it was sealed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(reasons.TAMPERED, message)
 
 
 @dataclass

@@ -67,6 +67,7 @@ class SharedScrub:
     blocks: int
     shared_bytes: int
     max_shared_optin: int
+    ordinal: int
 
     THREADS = 1024
 
@@ -85,14 +86,18 @@ class SharedScrub:
         module = launcher.load("evotui-shared-scrub", PTX.encode() + b"\0",
                                [KERNEL], ordinal)
         scrub = cls(module.kernels[KERNEL], int(props.multi_processor_count),
-                    optin - module.kernels[KERNEL].static_shared, optin)
-        scrub(torch.cuda.current_stream(ordinal).cuda_stream)
+                    optin - module.kernels[KERNEL].static_shared, optin, ordinal)
+        scrub()
         torch.cuda.synchronize(ordinal)
         return scrub
 
-    def __call__(self, stream: int) -> None:
+    def __call__(self) -> None:
+        """Enqueue on the device's current stream (a capture stream inside a graph capture)."""
+        import torch
+
         from evotui.dialects.cuda import launcher
 
+        stream = torch.cuda.current_stream(self.ordinal).cuda_stream
         launcher.launch(self.kernel, (self.blocks, 1, 1), (self.THREADS, 1, 1),
                         self.shared_bytes, stream, [("c_uint32", PATTERN)],
                         self.max_shared_optin)

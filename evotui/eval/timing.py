@@ -1,10 +1,8 @@
 """Timing a callable on the GPU, per the protocol in DESIGN §4.
 
 - CUDA events around each call, the L2 flushed before each call (a buffer twice the L2,
-  read: zeroing it would leave dirty lines the timed call pays to write back) and every
-  SM's shared memory written over (nothing an earlier launch left there survives:
-  evotui.eval.shared_scrub),
-  warm-up by time, the median of many samples (with several input sets, the mean of the
+  read: zeroing it would leave dirty lines the timed call pays to write back), then every
+  SM's shared memory written over (evotui.eval.shared_scrub), warm-up by time, the median of many samples (with several input sets, the mean of the
   sets' medians) and a robust spread (IQR / 1.349 / median); a noisy call gets more samples
   (up to 3 s more) until its median is known to ~0.1 %.
 - Kernels under ~20 µs: a CUDA graph of several unrolled calls is replayed, and the same
@@ -35,6 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from evotui.eval.shared_scrub import SharedScrub
 from evotui.eval.timing_stats import (  # noqa: F401 - the names a timing's users know it by
     COARSE_SAMPLES,
     EXTRA_SAMPLES_BUDGET_MS,
@@ -63,11 +62,10 @@ class CudaTimer:
     """One per worker process: owns the flush buffer and the captured timing functions."""
 
     timed_graph: Any = None  # the CUDA graph the last ``time`` measured (method "graph")
-    scrub: Any = None  # evotui.eval.shared_scrub.SharedScrub, after each flush
+    scrub: SharedScrub | None = None  # after each flush
 
     def __init__(self, device: Any, scrub_shared: bool = True) -> None:
-        """``scrub_shared``: write over every SM's shared memory after each L2 flush
-        (evotui.eval.shared_scrub); off only to measure what that costs."""
+        """``scrub_shared``: off only to measure what the shared-memory scrub costs."""
         import torch
 
         self.torch = torch
@@ -75,11 +73,7 @@ class CudaTimer:
         props = torch.cuda.get_device_properties(device)
         l2 = int(getattr(props, "L2_cache_size", 0) or 50 * 2**20)
         self.flush_buf = torch.empty(max(2 * l2, 64 * 2**20), dtype=torch.int8, device=device)
-        if scrub_shared:
-            from evotui.eval.shared_scrub import SharedScrub
-
-            self.scrub = SharedScrub.load(device)
-        self.current_stream = torch.cuda.current_stream
+        self.scrub = SharedScrub.load(device) if scrub_shared else None
         # Captured before any candidate is imported; identity re-checked afterwards.
         self.Event = torch.cuda.Event
         self.synchronize = torch.cuda.synchronize
@@ -98,7 +92,7 @@ class CudaTimer:
         # amount each run (2-3 % run-to-run spread on the H200; 0.3 % read).
         self.flush_buf.sum()
         if self.scrub is not None:
-            self.scrub(self.current_stream(self.device).cuda_stream)
+            self.scrub()  # on the current stream, as the sum
 
     def time(self, fn: Callable[[], Any], *, warmup_ms: float = 25.0, rep_ms: float = 300.0,
              min_samples: int = 20, max_samples: int = 2000,

@@ -48,7 +48,7 @@ def _read(outcome, paths, k):
 
 def test_outputs_go_into_the_ready_memfds_and_read_back():
     def body(_):
-        outbox.prepare({N * 4: 2})
+        outbox.prepare([torch.zeros(N)], 2)
         ready = outbox._ready.count()
         metas = [_meta(outbox.put_tensor(torch.arange(N, dtype=torch.float32) + k))
                  for k in range(3)]  # the third finds none ready: written the ordinary way
@@ -65,7 +65,7 @@ def test_outputs_go_into_the_ready_memfds_and_read_back():
 
 def test_what_candidate_code_wrote_into_a_ready_memfd_is_overwritten():
     def body(_):
-        outbox.prepare({N * 4: 1})
+        outbox.prepare([torch.zeros(N)], 1)
         for fd in _ready_fds():  # the candidate's "answer", written ahead
             os.pwrite(fd, torch.full((N,), 7.0).numpy().tobytes(), 0)
         metas = [_meta(outbox.put_tensor(torch.zeros(N)))]
@@ -80,7 +80,7 @@ def test_what_candidate_code_wrote_into_a_ready_memfd_is_overwritten():
 
 def test_a_ready_memfd_the_candidate_could_still_write_is_not_handed_over():
     def body(_):
-        outbox.prepare({N * 4: 2})
+        outbox.prepare([torch.zeros(N)], 2)
         fds = _ready_fds()
         kept = mmap.mmap(fds[0], N * 4, flags=mmap.MAP_SHARED)  # to rewrite it later
         os.ftruncate(fds[1], N * 2)  # or resized
