@@ -33,6 +33,7 @@ class Phases:
     rechecks: float  # shared, until the candidate's process has ended
     judge: float  # the judge's request
     between: float  # the pool's own work around a request
+    read: float = 0.0  # of ``judge``: reading the handed-over bytes before taking the device
 
 
 PHASES = {  # seconds per evaluation, six workers on one H200 (raw/h200-judge-gate/)
@@ -54,8 +55,9 @@ def lane_loop(lane: Lane, p: Phases, stop: float, done: list[float], scale: floa
             gate.on_ask(SHARE)
             time.sleep(p.rechecks * scale)
             gate.release()
-            with lane.gate.judging():
-                time.sleep(p.judge * scale)
+            reading = (lambda: time.sleep(p.read * scale)) if p.read else None
+            with lane.gate.judging(reading=reading):
+                time.sleep((p.judge - p.read) * scale)
         time.sleep(p.between * scale)
         done.append(time.monotonic())
 
@@ -84,7 +86,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=120.0, help="simulated device seconds")
     ap.add_argument("--phases", choices=sorted(PHASES), nargs="+", default=sorted(PHASES))
     ap.add_argument("--set", nargs="+", default=[], metavar="PHASE=SECONDS",
-                    help="override phase durations (warm, trials, alone, rechecks, judge, between)")
+                    help="override phase durations (warm, trials, alone, rechecks, judge, between, "
+                         "read: the judge's reading before it takes the device)")
     ap.add_argument("--scale", type=float, default=0.25,
                     help="real seconds per simulated second (the gate's overhead is negligible)")
     args = ap.parse_args()

@@ -34,6 +34,7 @@ _OPS: dict[str, tuple[bool, type[Report] | type[ABReport] | None]] = {
     "prime": (True, None),  # judge: time a task's baselines (with the device alone)
     "evaluate": (True, None),  # candidate worker: one evaluation
     "compare": (True, None),  # candidate worker: one A/B
+    "read": (True, Report),  # judge: read a report's handed-over bytes, before the device
     "judge": (True, Report),  # judge: the verdict on an evaluation's report
     "check_ab": (True, ABReport),  # judge: the checks of an A/B's report
 }

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 # how the device was held, for the seconds ``usage`` adds up: someone alone; sharers, with
@@ -149,9 +149,26 @@ class DeviceGate:
             self.end_alone()
 
     @contextmanager
-    def judging(self, alone: bool = False, past_warm_ups: bool = False) -> Iterator[None]:
+    def judging(self, alone: bool = False, past_warm_ups: bool = False,
+                reading: Callable[[], None] | None = None) -> Iterator[None]:
         """The judge for one request, with the device shared (or ``alone``, for what it times
-        once and keeps: then ``past_warm_ups`` too)."""
+        once and keeps: then ``past_warm_ups`` too). ``reading``: the judge's work that needs
+        no device (reading the bytes handed over), done with the judge taken and the device
+        not yet, which others may time on meanwhile."""
+        if reading is not None:
+            self._take_judge()
+            try:
+                reading()
+                self.share()
+            except BaseException:
+                self._give_judge()
+                raise
+            try:
+                yield
+            finally:
+                self.unshare()
+                self._give_judge()
+            return
         if alone:
             self.be_alone(past_warm_ups, judge=True)
         else:
@@ -163,6 +180,16 @@ class DeviceGate:
                 self.end_alone()
             else:
                 self.unshare(judge=True)
+
+    def _take_judge(self) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._judging)
+            self._judging = True
+
+    def _give_judge(self) -> None:
+        with self._cond:
+            self._judging = False
+            self._cond.notify_all()
 
     def snapshot(self) -> tuple[int, bool, int]:
         """(sharers, whether someone is alone, free host bytes): for tests and diagnostics."""

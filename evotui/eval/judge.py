@@ -30,6 +30,7 @@ from evotui.eval.part_times import PartTimes
 from evotui.eval.perturb import graph_check_seed, values_seed
 from evotui.eval.precision import exact_float32
 from evotui.eval.protocol import TamperedOutput, TensorMeta, load_tensor
+from evotui.eval.read_ahead import ReadAhead
 from evotui.eval.verdict_checks import Reject, check_request_answered, check_weights
 from evotui.task.model import TaskChanged, make_init_inputs, make_inputs, task_module
 
@@ -52,6 +53,7 @@ class Judge(JudgeFigures):
         self.blobs: list[str | None] = []  # where the report being judged left its bytes
         self.digest_key: int | None = None  # the key its inputs' fingerprints were made with
         self.parts = PartTimes()  # where the request's time goes (reset by each ``judge``)
+        self.read_ahead = ReadAhead(self.device)  # a report's bytes, read before the device
 
     # -- task and reference ----------------------------------------------------------------
     def _task(self, path: str, sha256: str | None) -> tuple[str, types.ModuleType]:
@@ -123,7 +125,7 @@ class Judge(JudgeFigures):
                 raise Reject(reasons.SHAPE_MISMATCH,
                              f"{label} has shape {list(meta.shape)}, expected {list(ref.shape)}")
             with self.parts.part("load"):
-                got = load_tensor(meta, str(self.device), self.blobs)
+                got = self._load(meta)
             with self.parts.part("compare"):
                 if ref.is_floating_point():
                     self._compare_float(req, got, ref, label, mismatch_reason, worst)
@@ -173,7 +175,7 @@ class Judge(JudgeFigures):
                                  f"{what}: input {i} was modified by the candidate")
                 continue
             with self.parts.part("load"):
-                got = load_tensor(meta, str(self.device), self.blobs)
+                got = self._load(meta)
             with self.parts.part("compare"):
                 same = torch.equal(as_bits(got), as_bits(ref))
             if not same:
@@ -189,7 +191,7 @@ class Judge(JudgeFigures):
             raise Reject(reasons.TAMPERED, f"{what}: the guard bands are missing from the report")
         for k, raw in enumerate(bands):
             try:
-                got = load_tensor(TensorMeta.from_dict(raw), str(self.device), self.blobs).cpu()
+                got = self._load(TensorMeta.from_dict(raw)).cpu()
             except (KeyError, ValueError, RuntimeError) as e:
                 raise Reject(reasons.TAMPERED, f"{what}: unreadable guard band: {e}") from None
             expected = pattern(seed, k, GUARD_BYTES)
@@ -199,7 +201,14 @@ class Judge(JudgeFigures):
                 damage = describe_damage(expected, got, k, str(raw.get("label", "?")))
                 raise Reject(reasons.OUT_OF_BOUNDS, f"{what}: {damage}")
 
+    def _load(self, meta: TensorMeta) -> Any:
+        return load_tensor(meta, str(self.device), self.blobs, self.read_ahead.take)
+
     # -- the verdict -----------------------------------------------------------------------
+    def read(self, report: Report) -> None:
+        """Read the report's handed-over bytes ahead of its verdict (no device needed)."""
+        self.read_ahead.read(list(report.blobs))
+
     def release_memory(self) -> None:
         """Hand the GPU memory cached by this process back to the device after each request:
         the judge lives as long as the pool, beside candidates that need the memory (it held
@@ -218,6 +227,8 @@ class Judge(JudgeFigures):
         except TamperedOutput as e:  # before the ValueErrors the checks below turn into reasons
             return Verdict(False, reasons.TAMPERED, f"a dumped output was rewritten: {e}",
                            phases=self.parts.seconds)
+        finally:
+            self.read_ahead.clear()
         return Verdict(True, reasons.ACCEPTED, reasons.DESCRIPTIONS[reasons.ACCEPTED], details,
                        phases=self.parts.seconds)
 

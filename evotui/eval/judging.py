@@ -69,8 +69,15 @@ def judged(lane: Lane, req: Request, request: EvalRequest, gate: Gate,
     try:
         if report.ok and timing is not None:
             prime(lane, req, primed)
-        with lane.gate.judging():
-            phases["judge_wait"] = time.monotonic() - judge_started  # (and the prime's)
+        def read_ahead() -> None:  # the judge's host work, while others may be timed
+            if lane.judge.alive:  # (a judge that starts does so sharing the device)
+                read_started = time.monotonic()
+                lane.judge.request(Op("read", req, report), JUDGE_TIMEOUT_S)
+                phases["judge_read"] = time.monotonic() - read_started
+
+        with lane.gate.judging(reading=read_ahead if report.ok and report.blobs else None):
+            phases["judge_wait"] = (time.monotonic() - judge_started  # (and the prime's)
+                                    - phases.get("judge_read", 0.0))
             verdict = Verdict.from_json(lane.judge.request(Op("judge", req, report),
                                                            JUDGE_TIMEOUT_S))
     except (WorkerDied, WorkerTimeout, MalformedMessage) as e:

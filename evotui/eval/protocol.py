@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -100,9 +101,11 @@ class TamperedOutput(ValueError):
     """A dumped output's bytes are not those the worker wrote."""
 
 
-def load_tensor(meta: TensorMeta, device: str = "cpu", blobs: list[str | None] | None = None):
+def load_tensor(meta: TensorMeta, device: str = "cpu", blobs: list[str | None] | None = None,
+                read_ahead: Callable[[str], Any] | None = None):
     """Rebuild a tensor from a worker's bytes (runs in the judge). ``blobs``: where the
-    worker holds the sealed memfds of the report (``CandidateHost`` sets them)."""
+    worker holds the sealed memfds of the report (``CandidateHost`` sets them);
+    ``read_ahead(path)``: those bytes if they were read already (``evotui.eval.read_ahead``)."""
     import numpy as np
     import torch
 
@@ -119,6 +122,12 @@ def load_tensor(meta: TensorMeta, device: str = "cpu", blobs: list[str | None] |
         where = (blobs or [])[meta.blob] if 0 <= meta.blob < len(blobs or []) else None
         if where is None:
             raise TamperedOutput(f"output bytes {meta.blob} were not handed over")
+        ahead = read_ahead(where) if read_ahead is not None else None
+        if ahead is not None:
+            if ahead.numel() != expected:
+                raise ValueError(f"tensor file holds {ahead.numel()} bytes, expected {expected}")
+            t = ahead.to(device) if device != "cpu" else ahead
+            return t.view(dtype).reshape(meta.shape)
         try:
             raw = read_sealed(where)
         except NotSealed as e:

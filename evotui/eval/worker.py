@@ -175,6 +175,9 @@ def _answer(server: Any, role: str, op: Op) -> dict[str, Any]:
         return server.run(name, request, op.timeout_s).to_json()
     if name == "check_ab" and role == "judge":
         return server.check_ab(request, report).to_json()
+    if name == "read" and role == "judge":
+        server.read(report)
+        return Done().to_json()
     if name == "judge" and role == "judge":
         return server.judge(request, report).to_json()
     if name == "facts" and role == "judge":

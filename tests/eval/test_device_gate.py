@@ -85,6 +85,7 @@ def test_two_candidates_of_one_device_are_timed_alone_and_checked_side_by_side(s
     for r in results:  # compiled before the gate, made its memfds ready with the host memory
         # reserved, then waited to share the device, then to be alone
         assert {"warm", "prepare", "gate_wait", "timing:alone_wait"} <= set(r.phases), r.phases
+        assert r.phases["judge_read"] > 0  # its bytes read before the judge took the device
         # and where the judge's request went: inputs made again, the reference, the
         # candidate's bytes loaded and compared
         judge_parts = {k: v for k, v in r.phases.items() if k.startswith("judge:")}
