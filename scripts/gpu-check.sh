@@ -6,7 +6,7 @@
 # the shared-memory scrub costs a timed call, (FRESH_POOL=1) the spread of the >= 100 us seeds over runs in
 # new processes each (as separate `evotui bench` commands). SKIP_TESTS=1 / SKIP_BENCH=1 leave
 # out the first two; SKIP_SANDBOX_BENCH=1 the two seeds judged in the sandbox first;
-# PYTEST_K selects GPU tests by keyword expression, GPU_TESTS by file (default: all five files). SUITE_LISTS="a.txt b.txt" runs
+# PYTEST_K selects GPU tests by keyword expression, GPU_TESTS by file (default: all six files). SUITE_LISTS="a.txt b.txt" runs
 # `evotui suite` over each list (SUITE_ARGS, e.g. --budget 30 --time-budget 30s), stopped as by
 # Ctrl-C after SUITE_S seconds; the suite folder stays under runs/ (the same command resumes it)
 # and goes to $OUT as suite-NAME.tar.gz.
@@ -44,7 +44,7 @@ for list in ${SUITE_LISTS:-}; do
 done
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider \
-    ${GPU_TESTS:-tests/eval/test_shared_scrub.py tests/eval/test_prepared_pages.py tests/eval/test_eval_gpu.py tests/dialects/test_cuda_gpu.py tests/eval/test_dask_pool.py} \
+    ${GPU_TESTS:-tests/eval/test_shared_scrub.py tests/eval/test_prepared_pages.py tests/eval/test_read_ahead.py tests/eval/test_eval_gpu.py tests/dialects/test_cuda_gpu.py tests/eval/test_dask_pool.py} \
     ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tee "$out/gpu-tests.log"
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then

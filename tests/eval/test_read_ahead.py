@@ -113,3 +113,20 @@ def test_the_judge_reads_ahead_while_someone_else_is_timed():
     second.join(5)
     assert order == ["read", "judged", "other"]
     assert gate.snapshot() == (0, False, gate.host_bytes)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_arena_is_page_locked_and_the_bytes_reach_the_device():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    value = torch.randn(1 << 20)
+    fd = _memfd(value)
+    path = f"/proc/self/fd/{fd}"
+    try:
+        ahead = ReadAhead("cuda")
+        ahead.read([path])
+        assert ahead.arena.is_pinned()
+        got = load_tensor(_meta(1 << 20, 0), "cuda", [path], ahead.take)
+        assert got.device.type == "cuda" and torch.equal(got.cpu(), value)
+    finally:
+        os.close(fd)
