@@ -17,6 +17,8 @@ and gives it back when its worker has let the outputs go.
 The device's judge (one process, one request at a time) is taken at the same gate, with the
 device shared or alone, both waited for at once (``judging``): nobody holds the device while
 queued for the judge, where a request waiting its turn would keep a timing waiting for nothing.
+A request whose judge first reads bytes (no device work) takes the judge alone for that, then
+the device.
 """
 
 from __future__ import annotations
