@@ -76,9 +76,13 @@ class ReadyPages:
         os.close(self.fd)
 
 
+MAX_READY_BYTES = 8 << 30  # mapped at once (address space, page-locked memory): no more
+
+
 class ReadyPool:
     """Memfds ready for outputs of given sizes, taken in any order; sizes nobody made ready
-    for are written the ordinary way (``evotui.eval.outbox.put_tensor``)."""
+    for, or past ``MAX_READY_BYTES``, are written the ordinary way
+    (``evotui.eval.outbox.put_tensor``)."""
 
     def __init__(self) -> None:
         self._ready: dict[int, list[ReadyPages]] = {}
@@ -86,10 +90,12 @@ class ReadyPool:
     def prepare(self, sizes: dict[int, int], pin_for: int | None) -> None:
         """Make ``count`` memfds ready for each ``nbytes`` in ``sizes`` (beyond those ready),
         page-locked for GPU ``pin_for``'s copies unless None."""
+        mapped = sum(r.nbytes for have in self._ready.values() for r in have)
         for nbytes, count in sizes.items():
             have = self._ready.setdefault(nbytes, [])
-            while nbytes > 0 and len(have) < count:
+            while 0 < nbytes <= MAX_READY_BYTES - mapped and len(have) < count:
                 have.append(_make(nbytes, pin_for))
+                mapped += nbytes
 
     def take(self, nbytes: int) -> ReadyPages | None:
         have = self._ready.get(nbytes)

@@ -124,3 +124,17 @@ def test_a_gpu_output_comes_by_dma_into_page_locked_pages_and_is_sealed():
         torch.empty(1, device="cuda").fill_(1.0).item()  # nothing left pending for torch
     finally:
         ready.close()
+
+
+def test_no_more_is_made_ready_than_the_cap(monkeypatch):
+    from evotui.eval import prepared_pages
+
+    monkeypatch.setattr(prepared_pages, "MAX_READY_BYTES", 3 * N * 4)
+    pool = prepared_pages.ReadyPool()
+    try:
+        pool.prepare({N * 4: 5}, None)
+        assert pool.count() == 3
+        pool.prepare({N * 4 * 10: 1}, None)  # bigger than what is left
+        assert pool.count() == 3
+    finally:
+        pool.close()
