@@ -229,7 +229,6 @@ class CandidateRunner(TimedPhase, ABPhase):
                 raise CandidateFailure(reasons.NOT_A_TENSOR,
                                        f"value {i} is a {v.layout} tensor on {v.device.type}: "
                                        "it cannot be read back as a dense tensor")
-        # (a memfd made ready for it that the candidate changed: ``Tampered``, its failure)
         return [dump_tensor(v, scratch / f"{prefix}_{i}.bin") for i, v in enumerate(values)]
 
     def _prepare_handover(self, req: Request, shape: int, outs: list[Any], trials_done: int) -> None:

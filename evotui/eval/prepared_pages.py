@@ -12,7 +12,7 @@ treated as the candidate's until sealed: before the copy its size must still be 
 made with; after the copy the device is synchronized (no kernel still writes into the pages),
 the pages are unregistered and unmapped, and the seals go on. Anything written into it before
 is overwritten whole; a mapping the candidate kept writable makes the sealing fail
-(``Tampered``). Nothing candidate code does between the copy and the seals can run: no
+(``tampered``). Nothing candidate code does between the copy and the seals can run: no
 candidate code runs there.
 """
 
@@ -30,11 +30,10 @@ from evotui.eval.failures import CandidateFailure
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
-class Tampered(CandidateFailure):
-    """A ready memfd was changed by someone else (the candidate) before it was sealed."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(reasons.TAMPERED, message)
+def tampered(message: str) -> CandidateFailure:
+    """A ready memfd was changed by someone else (the candidate) before it was sealed: its
+    failure, as any check of the harness's that fires inside its calls."""
+    return CandidateFailure(reasons.TAMPERED, message)
 
 
 @dataclass
@@ -49,7 +48,7 @@ class ReadyPages:
         """Copy the uint8 tensor ``flat`` (``nbytes`` long) in and seal; the fd stays open."""
         torch = _torch()
         if os.fstat(self.fd).st_size != self.nbytes:
-            raise Tampered("a prepared output buffer was resized before it was filled")
+            raise tampered("a prepared output buffer was resized before it was filled")
         self.host.copy_(flat)
         if flat.device.type == "cuda":
             torch.cuda.synchronize(flat.device)  # every stream: nothing writes here any more
@@ -57,9 +56,9 @@ class ReadyPages:
         try:
             fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, SEALS)
         except OSError as e:  # EBUSY: a writable mapping of it is still open somewhere
-            raise Tampered(f"a prepared output buffer could not be sealed ({e.strerror})") from None
+            raise tampered(f"a prepared output buffer could not be sealed ({e.strerror})") from None
         if os.fstat(self.fd).st_size != self.nbytes:
-            raise Tampered("a prepared output buffer was resized while it was filled")
+            raise tampered("a prepared output buffer was resized while it was filled")
 
     def release_pages(self) -> None:
         if self.pinned:

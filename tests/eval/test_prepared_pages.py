@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from evotui.eval import outbox
-from evotui.eval.prepared_pages import Tampered
+from evotui.eval.failures import CandidateFailure
 from evotui.eval.protocol import TensorMeta, load_tensor
 from evotui.eval.sandbox import run_isolated
 
@@ -88,8 +88,8 @@ def test_a_ready_memfd_the_candidate_could_still_write_is_not_handed_over():
         for _ in fds:
             try:
                 outbox.put_tensor(torch.zeros(N))
-            except Tampered as e:
-                failures.append(str(e))
+            except CandidateFailure as e:
+                failures.append(f"{e.reason}: {e}")
         kept.close()
         return {"ok": True, "failures": failures, "found": len(fds)}
 
@@ -98,6 +98,7 @@ def test_a_ready_memfd_the_candidate_could_still_write_is_not_handed_over():
         assert outcome.answer["found"] == 2
         failures = outcome.answer["failures"]
         assert len(failures) == 2, failures
+        assert all(f.startswith("tampered: ") for f in failures)
         assert any("sealed" in f for f in failures) and any("resized" in f for f in failures)
         assert paths == []  # nothing of either was handed over
     finally:

@@ -195,3 +195,14 @@ def test_a_task_under_a_hidden_folder_is_still_evaluated(pool, tmp_path):
     moved = resolve_task(folder)
     result = evaluate(pool, moved, (folder / "seed.py").read_text())
     assert result.accepted, result.message
+
+
+def test_bytes_planted_in_the_memfds_made_ready_never_reach_the_verdict(pool, task):
+    """The memfds made ready for a candidate's outputs are in its process before they are
+    filled: what it writes there first is overwritten whole (its zeros would be a
+    mismatch), and one it could still write after the hand-over is refused."""
+    planted = evaluate(pool, task, candidate("rewrite_outputs.py", keep=False))
+    assert planted.accepted, planted.message
+    kept = evaluate(pool, task, candidate("rewrite_outputs.py", keep=True))
+    assert not kept.accepted and kept.reason == "tampered", (kept.reason, kept.message)
+    assert honest_is_accepted(pool, task)
