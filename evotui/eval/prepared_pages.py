@@ -139,6 +139,7 @@ def _pin(address: int, nbytes: int, ordinal: int) -> bool:
     from evotui.dialects.cuda.launcher import ensure_context
 
     ensure_context(ordinal)
-    result = driver.cuMemHostRegister(address, nbytes, 0)
+    pages = -(-nbytes // mmap.PAGESIZE) * mmap.PAGESIZE  # the mapping's whole pages
+    result = driver.cuMemHostRegister(address, pages, 0)
     err = result[0] if isinstance(result, tuple) else result
     return err == driver.CUresult.CUDA_SUCCESS
