@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evotui.eval.prepared_pages import SEALS, ReadyPool
+from evotui.eval.prepared_pages import SEALS, ReadyPool, new_memfd
 
 MAX_BLOBS = 4096  # handed over by one candidate; more is not a harness's doing
 KEY_REQUEST = b"key?"
@@ -108,7 +108,7 @@ def put_tensor(value: Any) -> int:
             return _send_sealed(ready.fd)
         finally:
             ready.close()
-    fd = os.memfd_create("evotui-output", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    fd = new_memfd()
     try:
         if nbytes:
             _write_all(fd, _host_bytes(flat))

@@ -4,8 +4,8 @@ Writing a 256 MiB output into a new memfd costs its pages first (allocated and z
 fault at a time), then a copy from the staging buffer, all while the candidate holds the
 device. Made ready earlier, before the candidate asks for the device (its host memory
 reserved first), a memfd's pages are allocated (``MAP_POPULATE``) and, on a GPU, page-locked
-(``cuMemHostRegister``): the output then comes off
-the device straight into them by DMA, one copy and no fault.
+(``cuMemHostRegister``): the output then comes off the device straight into them by DMA, one
+copy and no fault.
 
 A ready memfd is a descriptor in the candidate's process while candidate code runs, so it is
 treated as the candidate's until sealed: before the copy its size must still be the one it was
@@ -46,7 +46,8 @@ class ReadyPages:
 
     def fill(self, flat: Any) -> None:
         """Copy the uint8 tensor ``flat`` (``nbytes`` long) in and seal; the fd stays open."""
-        torch = _torch()
+        import torch
+
         if os.fstat(self.fd).st_size != self.nbytes:
             raise tampered("a prepared output buffer was resized before it was filled")
         self.host.copy_(flat)
@@ -110,15 +111,15 @@ class ReadyPool:
                 have.pop().close()
 
 
-def _torch() -> Any:
-    import torch
-
-    return torch
+def new_memfd() -> int:
+    """A memfd for one output, to be sealed once written (``SEALS``)."""
+    return os.memfd_create("evotui-output", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
 
 
 def _make(nbytes: int, pin_for: int | None) -> ReadyPages:
-    torch = _torch()
-    fd = os.memfd_create("evotui-output", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    import torch
+
+    fd = new_memfd()
     try:
         os.ftruncate(fd, nbytes)
         pages = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | mmap.MAP_POPULATE)

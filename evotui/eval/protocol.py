@@ -122,25 +122,20 @@ def load_tensor(meta: TensorMeta, device: str = "cpu", blobs: list[str | None] |
         where = (blobs or [])[meta.blob] if 0 <= meta.blob < len(blobs or []) else None
         if where is None:
             raise TamperedOutput(f"output bytes {meta.blob} were not handed over")
-        ahead = read_ahead(where) if read_ahead is not None else None
-        if ahead is not None:
-            if ahead.numel() != expected:
-                raise ValueError(f"tensor file holds {ahead.numel()} bytes, expected {expected}")
-            t = ahead.to(device) if device != "cpu" else ahead
-            return t.view(dtype).reshape(meta.shape)
-        try:
-            raw = read_sealed(where)
-        except NotSealed as e:
-            raise TamperedOutput(str(e)) from None
+        t = read_ahead(where) if read_ahead is not None else None  # read from it already
+        if t is None:
+            try:
+                t = torch.from_numpy(read_sealed(where))
+            except NotSealed as e:
+                raise TamperedOutput(str(e)) from None
     else:
         assert meta.file is not None
         raw = np.fromfile(meta.file, dtype=np.uint8)
-    if raw.size != expected:
-        raise ValueError(f"tensor file holds {raw.size} bytes, expected {expected}")
-    if meta.blob is None and (meta.sha256 is None
-                              or hashlib.sha256(raw).hexdigest() != meta.sha256):
-        raise TamperedOutput(f"{Path(str(meta.file)).name} changed after the worker wrote it")
-    t = torch.from_numpy(raw)
+        if meta.sha256 is None or hashlib.sha256(raw).hexdigest() != meta.sha256:
+            raise TamperedOutput(f"{Path(str(meta.file)).name} changed after the worker wrote it")
+        t = torch.from_numpy(raw)
+    if t.numel() != expected:
+        raise ValueError(f"tensor file holds {t.numel()} bytes, expected {expected}")
     if device != "cpu":
         t = t.to(device)
     return t.view(dtype).reshape(meta.shape)

@@ -45,7 +45,7 @@ class ReadAhead:
         """Read the sealed memfds at ``paths`` into the arena, as far as the budget goes;
         the bytes read."""
         self.staged.clear()
-        sources: list[tuple[str, tuple[int, int], Any]] = []
+        sources: list[tuple[str, tuple[int, int], Any, int]] = []  # ..., offset in the arena
         total = 0
         for path in dict.fromkeys(p for p in paths if p is not None):
             try:
@@ -53,21 +53,19 @@ class ReadAhead:
                 identity = _identity(path)
             except (NotSealed, OSError, ValueError):
                 continue  # refused when the verdict loads it
-            size = -(-raw.size // ALIGN) * ALIGN
-            if total + size > self.budget:
+            end = total + -(-raw.size // ALIGN) * ALIGN
+            if end > self.budget:
                 break
-            sources.append((path, identity, raw))
-            total += size
+            sources.append((path, identity, raw, total))
+            total = end
         if not sources:
             return 0
         self._grow(total)
-        offset = 0
-        for path, identity, raw in sources:
+        for path, identity, raw, offset in sources:
             view = self.arena[offset:offset + raw.size]
             view.copy_(self.torch.from_numpy(raw))
             self.staged[path] = (identity, view)
-            offset += -(-raw.size // ALIGN) * ALIGN
-        return sum(raw.size for _, _, raw in sources)
+        return sum(raw.size for _, _, raw, _ in sources)
 
     def take(self, path: str) -> Any:
         """The bytes read ahead from the memfd now at ``path`` (a uint8 tensor in the

@@ -2,9 +2,10 @@
 
 - CUDA events around each call, the L2 flushed before each call (a buffer twice the L2,
   read: zeroing it would leave dirty lines the timed call pays to write back), then every
-  SM's shared memory written over (evotui.eval.shared_scrub), warm-up by time, the median of many samples (with several input sets, the mean of the
-  sets' medians) and a robust spread (IQR / 1.349 / median); a noisy call gets more samples
-  (up to 3 s more) until its median is known to ~0.1 %.
+  SM's shared memory written over (evotui.eval.shared_scrub), warm-up by time, the median
+  of many samples (with several input sets, the mean of the sets' medians) and a robust
+  spread (IQR / 1.349 / median); a noisy call gets more samples (up to 3 s more) until its
+  median is known to ~0.1 %.
 - Kernels under ~20 µs: a CUDA graph of several unrolled calls is replayed, and the same
   graph of flushes alone is subtracted. The unrolled calls rotate over the input sets a whole
   number of times, so no call's recycled output block holds its own set's answer.
@@ -64,8 +65,7 @@ class CudaTimer:
     timed_graph: Any = None  # the CUDA graph the last ``time`` measured (method "graph")
     scrub: SharedScrub | None = None  # after each flush
 
-    def __init__(self, device: Any, scrub_shared: bool = True) -> None:
-        """``scrub_shared``: off only to measure what the shared-memory scrub costs."""
+    def __init__(self, device: Any, scrub_shared: bool = True) -> None:  # off: its cost, measured
         import torch
 
         self.torch = torch
