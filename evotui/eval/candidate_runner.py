@@ -328,6 +328,8 @@ class CandidateRunner(TimedPhase, ABPhase):
             first = req.trials[0]
             _, warm_outs, _ = run(first.shape, first.seed if req.warm_seed is None
                                   else req.warm_seed, OpPolicy(allow))
+            if self.device.type == "cuda":  # its warm-up ends at the first ask: all done
+                self.torch.cuda.synchronize(self.device)
             phases["warm"], clock = time.perf_counter() - clock, time.perf_counter()
             outbox.ask_gate(RESERVE)  # the host memory first: the memfds are made ready
             self._prepare_handover(req, first.shape, warm_outs, 0)  # without the device

@@ -5,20 +5,18 @@ timed calls, the judge's baselines, the device's facts).
 ``DeviceGate`` is a readers-writer lock that prefers the writer: once someone waits to be
 alone, nobody new starts sharing, so timing never starves behind a stream of checks.
 
-A candidate's process compiles and makes its first call before it asks (its warm-up): that
-overlaps another candidate's timing on purpose, since compiling takes far longer than timing.
-What is timed once and kept (the judge's baselines of a task, the device's facts) instead
-waits for every warm-up under way and lets none start until it is done
-(``alone(past_warm_ups=True)``). It also
-keeps the host memory that handed-over outputs may take (half the host's, split between the
-devices): each candidate reserves what its request may hand over before it shares the device,
-and gives it back when its worker has let the outputs go.
+A candidate's process compiles and makes its first call before it first asks (its warm-up,
+ended by any ask): that overlaps another candidate's timing on purpose, since compiling takes
+far longer than timing. What is timed once and kept (the judge's baselines of a task, the
+device's facts) instead waits for every warm-up under way and lets none start until it is done
+(``alone(past_warm_ups=True)``). It also keeps the host memory that handed-over outputs may
+take (half the host's, split between the devices): each candidate reserves what its request may
+hand over before it shares the device, and gives it back when its worker has let the outputs go.
 
-The device's judge (one process, one request at a time) is taken at the same gate, with the
-device shared or alone, both waited for at once (``judging``): nobody holds the device while
-queued for the judge, where a request waiting its turn would keep a timing waiting for nothing.
-A request whose judge first reads bytes (no device work) takes the judge alone for that, then
-the device.
+The device's judge (one process, one request at a time) is taken at the same gate, first the
+judge, then the device shared or alone (``judging``): nobody holds the device while queued for
+the judge, where a request waiting its turn would keep a timing waiting for nothing. A request
+whose judge first reads bytes (no device work) does that between the two.
 """
 
 from __future__ import annotations
@@ -45,7 +43,6 @@ class DeviceGate:
         self._warm_ups_held = 0  # alone, or waiting to be, past warm-ups: none may start
         self._alone_past_warm_ups = False  # whoever is alone waited past warm-ups
         self._judging = False  # the judge has a request
-        self._alone_judging = False  # whoever is alone has the judge too
         self._free_bytes = self.host_bytes
         self._next_ticket = self._serving = 0  # reservations, in the order they were asked
         self._seconds = dict.fromkeys(USES, 0.0)
@@ -83,34 +80,28 @@ class DeviceGate:
             self._warming -= 1
             self._cond.notify_all()
 
-    def share(self, judge: bool = False) -> None:
-        """Share the device (with ``judge``: and have the judge, once it is free)."""
+    def share(self) -> None:
         with self._cond:
-            self._cond.wait_for(lambda: not self._alone and not self._waiting_alone
-                                and not (judge and self._judging))
+            self._cond.wait_for(lambda: not self._alone and not self._waiting_alone)
             self._account()
             self._sharing += 1
-            self._judging = self._judging or judge
 
-    def unshare(self, judge: bool = False) -> None:
+    def unshare(self) -> None:
         with self._cond:
             self._account()
             self._sharing -= 1
-            self._judging = self._judging and not judge
             self._cond.notify_all()
 
-    def be_alone(self, past_warm_ups: bool = False, judge: bool = False) -> None:
+    def be_alone(self, past_warm_ups: bool = False) -> None:
         """Wait until nobody else uses the device (the caller must not be sharing it); with
-        ``past_warm_ups``, nor warms up on it, and no warm-up starts until ``end_alone``;
-        with ``judge``, and have the judge once it is free."""
+        ``past_warm_ups``, nor warms up on it, and no warm-up starts until ``end_alone``."""
         with self._cond:
             self._account()
             self._waiting_alone += 1
             self._warm_ups_held += int(past_warm_ups)
             try:
                 self._cond.wait_for(lambda: not self._alone and self._sharing == 0
-                                    and not (past_warm_ups and self._warming)
-                                    and not (judge and self._judging))
+                                    and not (past_warm_ups and self._warming))
             except BaseException:
                 self._warm_ups_held -= int(past_warm_ups)
                 self._cond.notify_all()
@@ -120,7 +111,6 @@ class DeviceGate:
                 self._waiting_alone -= 1
             self._alone = True
             self._alone_past_warm_ups = past_warm_ups
-            self._judging = self._alone_judging = judge
 
     def share_again(self) -> None:
         """From alone to sharing, with nobody getting in between."""
@@ -139,8 +129,6 @@ class DeviceGate:
         self._alone = False
         self._warm_ups_held -= int(self._alone_past_warm_ups)
         self._alone_past_warm_ups = False
-        self._judging = self._judging and not self._alone_judging
-        self._alone_judging = False
 
     @contextmanager
     def alone(self, past_warm_ups: bool = False) -> Iterator[None]:
@@ -156,32 +144,28 @@ class DeviceGate:
         """The judge for one request, with the device shared (or ``alone``, for what it times
         once and keeps: then ``past_warm_ups`` too). ``reading``: the judge's work that needs
         no device (reading the bytes handed over), done with the judge taken and the device
-        not yet, which others may time on meanwhile."""
-        if reading is not None:
-            self._take_judge()
-            try:
+        not yet, which others may time on meanwhile.
+
+        The judge is always taken before the device: whoever waits for the judge holds no
+        part of the device, so no two waits can close a cycle (a request holding the judge
+        while it waits to share, and another waiting to be alone until it has the judge)."""
+        self._take_judge()
+        try:
+            if reading is not None:
                 reading()
+            if alone:
+                self.be_alone(past_warm_ups)
+            else:
                 self.share()
-            except BaseException:
-                self._give_judge()
-                raise
             try:
                 yield
             finally:
-                self.unshare()
-                self._give_judge()
-            return
-        if alone:
-            self.be_alone(past_warm_ups, judge=True)
-        else:
-            self.share(judge=True)
-        try:
-            yield
+                if alone:
+                    self.end_alone()
+                else:
+                    self.unshare()
         finally:
-            if alone:
-                self.end_alone()
-            else:
-                self.unshare(judge=True)
+            self._give_judge()
 
     def _take_judge(self) -> None:
         with self._cond:

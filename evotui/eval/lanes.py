@@ -124,7 +124,11 @@ class Gate:
             self.lane.gate.end_warm_up()
 
     def on_ask(self, mode: str) -> None:
-        """The candidate's process asks (``evotui.eval.outbox.ask_gate``)."""
+        """The candidate's process asks (``evotui.eval.outbox.ask_gate``). Its warm-up ends at
+        its first ask, whatever it asks: one waiting for host memory is no warm-up that the
+        baselines should wait for (their wait would close a cycle with the memory's holders,
+        who wait behind them to share)."""
+        self._end_warm_up()
         if mode == RESERVE:  # host memory only, its device use unchanged
             self._reserve()
             return

@@ -47,13 +47,13 @@ class RecordingGate(DeviceGate):
         self.warm_up_count += 1
         self._check()
 
-    def be_alone(self, past_warm_ups: bool = False, judge: bool = False) -> None:
-        super().be_alone(past_warm_ups, judge)
+    def be_alone(self, past_warm_ups: bool = False) -> None:
+        super().be_alone(past_warm_ups)
         self.alone_times += 1
         self._check()
 
-    def share(self, judge: bool = False) -> None:
-        super().share(judge)
+    def share(self) -> None:
+        super().share()
         self._check()
 
     def share_again(self) -> None:
@@ -332,3 +332,82 @@ def test_reserving_host_memory_does_not_wait_for_the_device():
         lane.gate.end_alone()
         gate.on_ask("share")  # reserved already: only the device is waited for
     assert lane.gate.snapshot() == (0, False, lane.gate.host_bytes)
+
+
+def _finish(*threads: threading.Thread, within_s: float = 5.0) -> list[threading.Thread]:
+    """Join the (daemon) threads; those still waiting after ``within_s`` in all."""
+    deadline = time.monotonic() + within_s
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [thread for thread in threads if thread.is_alive()]
+
+
+def _waiter(target) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True)  # left behind if the gate hangs
+    thread.start()
+    return thread
+
+
+def test_the_judge_reading_ahead_and_a_task_s_baselines_never_wait_on_each_other():
+    """One request's judge reads its bytes while another's judge is to time a task's
+    baselines: the one holding the judge must get the device, and the other the judge after
+    it, not each wait for what the other holds (a pool of six workers per GPU hung so)."""
+    gate = DeviceGate(1 << 30)
+    order: list[str] = []
+    baselines_asked = threading.Event()
+
+    def read() -> None:
+        order.append("read")
+        baselines_asked.wait(5)
+        time.sleep(0.2)  # the baselines are waiting by now
+
+    def judge_reading() -> None:
+        with gate.judging(reading=read):
+            order.append("judged")
+
+    def baselines() -> None:
+        baselines_asked.set()
+        with gate.judging(alone=True, past_warm_ups=True):
+            order.append("baselines")
+
+    reading = _waiter(judge_reading)
+    while "read" not in order:
+        time.sleep(0.01)
+    primed = _waiter(baselines)
+    assert _finish(reading, primed) == [], f"hung: {order}"
+    assert order == ["read", "judged", "baselines"]
+    assert gate.snapshot() == (0, False, 1 << 30)
+
+
+def test_a_candidate_waiting_for_host_memory_keeps_no_baselines_waiting():
+    """A candidate that has compiled and asks for the host memory of its outputs, which
+    another request holds, is no longer warming up: the baselines do not wait for it, so the
+    holder (waiting behind the baselines to share the device) gets on and gives the memory
+    back (a pool of six workers per GPU hung so)."""
+    lane = Lane("cuda:0", "cuda:0", None, None, None, shares_device=True)  # type: ignore[arg-type]
+    lane.gate.host_bytes = lane.gate._free_bytes = 1 << 20  # noqa: SLF001 - room for one
+    order: list[str] = []
+    holder = _Gate(lane, handover_bytes=1 << 20).__enter__()
+    holder.on_ask("reserve")  # compiled; its memfds are being made ready
+    waiting = _Gate(lane, handover_bytes=1 << 20).__enter__()
+    wants_memory = _waiter(lambda: (waiting.on_ask("reserve"), order.append("reserved")))
+    time.sleep(0.1)
+
+    def baselines() -> None:
+        with lane.gate.judging(alone=True, past_warm_ups=True):
+            order.append("baselines")
+
+    primed = _waiter(baselines)
+    time.sleep(0.2)  # the baselines wait to be alone
+
+    def holder_goes_on() -> None:
+        holder.on_ask("share")
+        order.append("trials")
+        holder.__exit__()  # judged, its outputs let go: the memory goes back
+
+    goes_on = _waiter(holder_goes_on)
+    assert _finish(primed, goes_on, wants_memory) == [], f"hung: {order}"
+    assert order == ["baselines", "trials", "reserved"]
+    waiting.__exit__()
+    assert lane.gate.snapshot() == (0, False, 1 << 20)
+    assert lane.gate.warm_ups() == (0, False)

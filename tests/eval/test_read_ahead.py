@@ -103,8 +103,11 @@ def test_the_judge_reads_ahead_while_someone_else_is_timed():
     deadline = time.monotonic() + 5
     while "read" not in order and time.monotonic() < deadline:
         time.sleep(0.01)
-    second = threading.Thread(target=lambda: (gate.share(judge=True), order.append("other"),
-                                              gate.unshare(judge=True)))
+    def other() -> None:
+        with gate.judging():
+            order.append("other")
+
+    second = threading.Thread(target=other)
     second.start()
     time.sleep(0.2)
     assert order == ["read"]  # the device is still the timing's; the judge is taken
