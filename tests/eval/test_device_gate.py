@@ -411,3 +411,43 @@ def test_a_candidate_waiting_for_host_memory_keeps_no_baselines_waiting():
     waiting.__exit__()
     assert lane.gate.snapshot() == (0, False, 1 << 20)
     assert lane.gate.warm_ups() == (0, False)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_six_lanes_with_scarce_memory_baselines_and_read_aheads_always_finish(seed):
+    """The whole protocol, many times over, in random order: six candidates of one device
+    warm up, reserve host memory for about two requests' outputs, share, are alone, share
+    again, then are judged (reading ahead or not), some after timing a task's baselines or the
+    device's facts. Every one finishes, and the gate's rules held throughout."""
+    import random
+
+    lane = Lane("cuda:0", "cuda:0", None, None, None, shares_device=True)  # type: ignore[arg-type]
+    lane.gate = gate = RecordingGate()
+    gate.host_bytes = gate._free_bytes = 5  # noqa: SLF001 - two or three requests' outputs
+    done: list[int] = []
+
+    def nap(rng: random.Random) -> None:
+        time.sleep(rng.uniform(0.0, 0.004))
+
+    def candidates(lane_index: int) -> None:
+        rng = random.Random(seed * 100 + lane_index)
+        for _ in range(8):
+            with _Gate(lane, handover_bytes=rng.choice((1, 2, 3))) as asks:
+                nap(rng)  # compiling, first call
+                asks.on_ask(rng.choice(("reserve", "share")))
+                for mode in ("share", "alone", "share"):
+                    nap(rng)
+                    asks.on_ask(mode)
+                nap(rng)
+                asks.release()
+                if rng.random() < 0.3:  # a task's baselines (or the device's facts)
+                    with gate.judging(alone=True, past_warm_ups=True):
+                        nap(rng)
+                with gate.judging(reading=(lambda: nap(rng)) if rng.random() < 0.7 else None):
+                    nap(rng)
+            done.append(lane_index)
+
+    lanes = [_waiter(lambda i=i: candidates(i)) for i in range(6)]
+    assert _finish(*lanes, within_s=30) == [], f"hung after {len(done)} of 48 candidates"
+    assert len(done) == 48 and gate.broken == []
+    assert gate.snapshot() == (0, False, 5) and gate.warm_ups() == (0, False)
