@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import json
 import os
 import sys
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+STALL_S = 240.0  # past the cap, a sample still running prints every thread's stack this often
 sys.path.insert(0, str(ROOT))
 
 from evotui.engine.events import CandidateEvaluated, Event  # noqa: E402
@@ -156,6 +158,8 @@ async def main_async(args: argparse.Namespace) -> int:
         print(f"lanes: {pool.devices}", flush=True)
         log = PhaseLog(pool)
         for name in names:
+            # a run that stops making progress shows where every thread waits
+            faulthandler.dump_traceback_later(args.cap_s + STALL_S, repeat=True)
             print(f"{name}: pool warmed in {await warm(pool, name):.0f} s", flush=True)
             t0, first, used = time.monotonic(), len(log.entries), device_usage(pool)
             reports[name] = await one(name, pool, args.out, args.iterations, args.cap_s, args.device,
@@ -168,6 +172,7 @@ async def main_async(args: argparse.Namespace) -> int:
                   f"{r['mean_phases_s']}; how the device was held (share of the time): "
                   f"{r['device_use']}", flush=True)
             write_table(reports, args.out)  # after each sample: a cut-short bench keeps its rows
+            faulthandler.cancel_dump_traceback_later()
     print(write_table(reports, args.out))
     return 0
 
