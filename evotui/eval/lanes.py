@@ -143,8 +143,7 @@ class Gate:
         if self.reserved is None:
             self.reserved = self.lane.gate.reserve(self.handover_bytes)
 
-    def share(self) -> None:
-        self._end_warm_up()
+    def share(self) -> None:  # (its warm-up ended at the ask)
         if self.state == SHARE:
             return
         if self.state == ALONE:
@@ -154,8 +153,7 @@ class Gate:
             self.lane.gate.share()
         self.state = SHARE
 
-    def alone(self) -> None:
-        self._end_warm_up()
+    def alone(self) -> None:  # (its warm-up ended at the ask)
         if self.state == ALONE:
             return
         if self.state == SHARE:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -342,7 +343,7 @@ def _finish(*threads: threading.Thread, within_s: float = 5.0) -> list[threading
     return [thread for thread in threads if thread.is_alive()]
 
 
-def _waiter(target) -> threading.Thread:
+def _waiter(target: Callable[[], object]) -> threading.Thread:
     thread = threading.Thread(target=target, daemon=True)  # left behind if the gate hangs
     thread.start()
     return thread
